@@ -1,0 +1,95 @@
+/**
+ * `BlobStore` over a directory, normally `DATA_DIR/blobs` (SPEC.md §9.4). A blob is the file
+ * `<dir>/<sha256 hex>` holding the raw bytes. A put is durable on return: temp file
+ * `.<hash>.<16 hex>.tmp` in the same directory, write, fsync, rename into place, directory fsync.
+ * Because the name is the content's hash, a rename over an existing blob is harmless, so
+ * concurrent puts of the same bytes (in this process or another) are safe. Temp files left by a
+ * crash are never read: only names that pass `isBlobHash` are looked up.
+ */
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import { join } from 'node:path'
+import { closeFd, ensureDirDurable, fsyncFd, openFd, syncDir, writeAll } from '../storage/durable-fs.js'
+import { assertBlobHash, blobRefFor, sha256Hex } from './hash.js'
+import type { BlobPutResult, BlobStore } from './types.js'
+
+export class FileBlobStore implements BlobStore {
+  readonly #dir: string
+  /** Puts in flight per hash, so that concurrent puts of the same bytes write once. */
+  readonly #pending = new Map<string, Promise<BlobPutResult>>()
+
+  /** `dir` is created (recursively) by the first put that needs it. */
+  constructor (dir: string) {
+    this.#dir = dir
+  }
+
+  /**
+   * Stores `bytes` under their SHA-256 unless the blob exists. Durable on return. `created` is
+   * true only for the call that wrote the file; a concurrent put of the same bytes in this
+   * process waits for that call and reports `created: false`.
+   */
+  async put (bytes: Uint8Array): Promise<BlobPutResult> {
+    const hash = sha256Hex(bytes)
+    const pending = this.#pending.get(hash)
+    if (pending !== undefined) {
+      const first = await pending
+      return { ...first, created: false }
+    }
+    const work = this.#store(hash, bytes)
+    this.#pending.set(hash, work)
+    try {
+      return await work
+    } finally {
+      this.#pending.delete(hash)
+    }
+  }
+
+  /** The bytes, or `null` when absent. Rejects with `InvalidArgument` before any file access for an invalid hash. */
+  async get (hash: string): Promise<Buffer | null> {
+    assertBlobHash(hash)
+    try {
+      return await fs.promises.readFile(join(this.#dir, hash))
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+  }
+
+  /** Whether the blob file exists. Rejects with `InvalidArgument` before any file access for an invalid hash. */
+  async has (hash: string): Promise<boolean> {
+    assertBlobHash(hash)
+    return await this.#isFile(join(this.#dir, hash))
+  }
+
+  async #store (hash: string, bytes: Uint8Array): Promise<BlobPutResult> {
+    const result: BlobPutResult = { hash, ref: blobRefFor(hash), created: false }
+    const target = join(this.#dir, hash)
+    if (await this.#isFile(target)) return result
+    await ensureDirDurable(this.#dir)
+    const tmp = join(this.#dir, `.${hash}.${randomBytes(8).toString('hex')}.tmp`)
+    const fd = await openFd(tmp, 'wx')
+    let closed = false
+    try {
+      await writeAll(fd, bytes)
+      await fsyncFd(fd)
+      closed = true
+      await closeFd(fd)
+      await fs.promises.rename(tmp, target)
+    } catch (err) {
+      if (!closed) await closeFd(fd).catch(() => {})
+      await fs.promises.unlink(tmp).catch(() => {})
+      throw err
+    }
+    await syncDir(this.#dir)
+    return { ...result, created: true }
+  }
+
+  async #isFile (path: string): Promise<boolean> {
+    try {
+      return (await fs.promises.stat(path)).isFile()
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw err
+    }
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Every error code of session-store, in one place. Codes are stable and prefixed `SS_`;
+ * callers branch on `err.code` or `instanceof`, never on the message.
+ * The status is the HTTP status the problem+json handler answers with (API.md "Status codes").
+ * @see SPEC.md §6.8 for the model's codes (here with the `SS_` prefix).
+ */
+import createError from '@fastify/error'
+import { STATUS_CODES } from 'node:http'
+import { Type, type Static } from '@sinclair/typebox'
+
+// ── Session model (SPEC.md §6.8) ────────────────────────────────────────────
+export const EntryNotFound = createError<[string]>('SS_ENTRY_NOT_FOUND', 'Entry %s not found', 404)
+export const InvalidArgument = createError<[string]>('SS_INVALID_ARGUMENT', '%s', 400)
+export const PathOutsideDataDir = createError<[string]>(
+  'SS_PATH_OUTSIDE_DATA_DIR', 'Path %s resolves outside DATA_DIR', 400)
+export const SessionVersionTooNew = createError<[string, string]>(
+  'SS_SESSION_VERSION_TOO_NEW', 'Session file %s has version %s, newer than this server supports (3)', 422)
+export const SessionVersionInvalid = createError<[string, string]>(
+  'SS_SESSION_VERSION_INVALID', 'Session file %s has an invalid version %s', 422)
+export const ForkSourceInvalid = createError<[string, string]>(
+  'SS_FORK_SOURCE_INVALID', 'Fork source %s is %s', 422)
+export const MoveDestinationExists = createError<[string]>(
+  'SS_MOVE_DESTINATION_EXISTS', 'Move destination %s already exists', 409)
+
+/** Codes of the errors above, for tests and for mapping. */
+export type ModelErrorCode =
+  | 'SS_ENTRY_NOT_FOUND' | 'SS_INVALID_ARGUMENT' | 'SS_PATH_OUTSIDE_DATA_DIR'
+  | 'SS_SESSION_VERSION_TOO_NEW' | 'SS_SESSION_VERSION_INVALID'
+  | 'SS_FORK_SOURCE_INVALID' | 'SS_MOVE_DESTINATION_EXISTS'
+
+/** True when `err` carries the given stable code. */
+export function hasCode (err: unknown, code: string): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code
+}
+
+// ── Storage (SPEC.md §10) ───────────────────────────────────────────────────
+/** A storage writer was used after `close()`; its message is exactly `Writer closed` (§10.2). */
+export const WriterClosed = createError('SS_WRITER_CLOSED', 'Writer closed', 500)
+/** A write call reported zero bytes written before the whole line was out (§10.2). */
+export const ShortWrite = createError('SS_SHORT_WRITE', 'Short write', 500)
+
+// ── HTTP (API.md "Status codes") ────────────────────────────────────────────
+/** Lets a constructor take `{ cause }` as its last argument (kept as `err.cause`). */
+type WithCause = { cause: unknown }
+
+export const Validation = createError<[string]>('SS_VALIDATION', '%s', 400)
+export const InvalidJson = createError<[string]>('SS_INVALID_JSON', '%s', 400)
+export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)
+export const InvalidBlobHash = createError(
+  'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)
+export const InvalidSessionId = createError<[string]>('SS_INVALID_SESSION_ID', '%s', 400)
+export const RouteNotFound = createError<[string, string]>('SS_NOT_FOUND', 'Route %s %s not found', 404)
+export const SessionNotFound = createError<[string]>('SS_SESSION_NOT_FOUND', "Session '%s' not found", 404)
+export const BlobNotFound = createError<[string]>('SS_BLOB_NOT_FOUND', 'Blob sha256:%s not found', 404)
+export const SessionExists = createError<[string]>('SS_SESSION_EXISTS', "Session '%s' already exists", 409)
+export const PreconditionFailed = createError<[string]>(
+  'SS_PRECONDITION_FAILED', "If-Match %s does not match the session's current etag", 412)
+/** The argument is the configured limit in bytes. */
+export const BodyTooLarge = createError<[number]>(
+  'SS_BODY_TOO_LARGE', 'Request body is larger than %d bytes', 413)
+export const UnsupportedMediaType = createError<[string]>(
+  'SS_UNSUPPORTED_MEDIA_TYPE', "Content-Type '%s' is not supported by this route", 415)
+/** Arguments: the hash of the body, then the hash the URL names. */
+export const DigestMismatch = createError<[string, string]>(
+  'SS_DIGEST_MISMATCH', 'Body hashes to %s, not to %s', 422)
+export const IdempotencyKeyReused = createError(
+  'SS_IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body', 422)
+export const UnknownParent = createError<[string]>('SS_UNKNOWN_PARENT', "Parent entry '%s' does not exist", 422)
+export const UnknownLabelTarget = createError<[string]>(
+  'SS_UNKNOWN_LABEL_TARGET', "Label target '%s' does not exist", 422)
+export const Internal = createError<[] | [WithCause]>('SS_INTERNAL', 'Internal server error', 500)
+export const NotReady = createError<[string] | [string, WithCause]>('SS_NOT_READY', 'Not ready: %s', 503)
+/**
+ * A session's persistence failed and the error is latched (SPEC.md §8.7); other sessions keep
+ * working. Pass the original error as `{ cause }`. Answered as 507 without the cause's message.
+ */
+export const StorageFailed = createError<[string] | [string, WithCause]>(
+  'SS_STORAGE_FAILED', "Storage of session '%s' failed", 507)
+/** Another live process holds DATA_DIR's lock file. Arguments: the data dir, the pid, the lock file. */
+export const DataDirLocked = createError<[string, number, string]>('SS_DATA_DIR_LOCKED',
+  'DATA_DIR %s is in use by process %d (lock file %s); one server owns a DATA_DIR', 500)
+/** A configuration variable is invalid at start-up. Arguments: the variable, then why. */
+export const InvalidConfig = createError<[string, string]>('SS_INVALID_CONFIG', '%s: %s', 500)
+
+/**
+ * Node error codes of a failing disk. Thrown unwrapped by storage, they still answer 507
+ * so that a disk failure never reads as a generic 500.
+ */
+export const STORAGE_ERRNO_CODES: ReadonlySet<string> = new Set([
+  'ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG', 'EACCES', 'EPERM',
+])
+
+/** The body of every error response, `application/problem+json` (RFC 9457). */
+export const Problem = Type.Object({
+  type: Type.String({ description: 'Always `about:blank`: `code` identifies the problem' }),
+  title: Type.String({ description: 'The HTTP status text' }),
+  status: Type.Integer({ minimum: 400, maximum: 599 }),
+  code: Type.String({ pattern: '^SS_[A-Z0-9_]+$', description: 'Stable machine-readable code' }),
+  detail: Type.Optional(Type.String({ description: 'Human-readable explanation; never sent for 5xx' })),
+}, { $id: 'Problem', additionalProperties: false })
+export type Problem = Static<typeof Problem>
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** One documented error response: a `Problem` served as `application/problem+json`. */
+const problemResponse = (status: number) => ({
+  description: STATUS_CODES[status] ?? 'Error',
+  content: { [PROBLEM_CONTENT_TYPE]: { schema: Type.Unsafe<Problem>(Type.Ref('Problem')) } },
+})
+type ProblemResponse = ReturnType<typeof problemResponse>
+
+/**
+ * The error responses of a route schema, e.g. `response: { 200: Ok, ...problemResponses(400, 404) }`.
+ * Fastify serializes them with the Problem schema and OpenAPI documents them as problem+json.
+ */
+export function problemResponses<S extends number> (...statuses: S[]): Record<S, ProblemResponse> {
+  const out: Partial<Record<S, ProblemResponse>> = {}
+  for (const status of statuses) out[status] = problemResponse(status)
+  return out as Record<S, ProblemResponse>
+}

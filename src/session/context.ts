@@ -1,0 +1,181 @@
+/**
+ * `buildSessionContext`: what the model receives for a leaf (SPEC.md §7). Pure; the walk is
+ * iterative and the whole function is linear in the path length.
+ */
+import { isNonEmptyString, isObject } from './guards.js'
+import { buildIndex, pathFrom, type EntryIndex } from './tree.js'
+import type { AgentMessage, SessionContext, SessionEntryBase } from './types.js'
+
+/**
+ * A new empty context: `{messages: [], thinkingLevel: "off", models: {}, injectedTtsrRules: [],
+ * mode: "none"}` (no `modeData` key).
+ * @see SPEC.md §7.1
+ */
+export function emptyContext (): SessionContext {
+  return { messages: [], thinkingLevel: 'off', models: {}, injectedTtsrRules: [], mode: 'none' }
+}
+
+/**
+ * Rebuilds the context for `leafId`: `null` → empty; an id in `byId` → that entry; otherwise
+ * (undefined or unknown) the last element of `entries`. `byId` defaults to `buildIndex(entries)`.
+ * `message` entries contribute their `message` object itself (not a copy).
+ * @see SPEC.md §7.2, §7.3, §7.4
+ */
+export function buildSessionContext (
+  entries: readonly SessionEntryBase[],
+  leafId?: string | null,
+  byId?: EntryIndex
+): SessionContext {
+  if (leafId === null) return emptyContext()
+  const index = byId ?? buildIndex(entries)
+  const leaf = (typeof leafId === 'string' ? index.get(leafId) : undefined) ?? entries[entries.length - 1]
+  if (leaf === undefined) return emptyContext()
+  const path = pathFrom(index, leaf)
+  const { context, compactionAt } = collectState(path)
+  const emit = (entry: SessionEntryBase): void => {
+    const message = toMessage(entry)
+    if (message !== undefined) context.messages.push(message)
+  }
+  if (compactionAt < 0) {
+    for (const entry of path) emit(entry)
+    return context
+  }
+  const compaction = path[compactionAt]!
+  const payload = remotePayload(compaction)
+  context.messages.push(compactionSummary(compaction, payload))
+  if (payload === undefined) {
+    let keeping = false
+    for (let i = 0; i < compactionAt; i++) {
+      const entry = path[i]!
+      if (!keeping && entry.id === compaction.firstKeptEntryId) keeping = true
+      if (keeping) emit(entry)
+    }
+  }
+  for (let i = compactionAt + 1; i < path.length; i++) emit(path[i]!)
+  return context
+}
+
+/** Running state of §7.2 step 3. */
+interface PathState {
+  context: SessionContext
+  rules: Set<string>
+  /** A `model_change` with a non-empty model and role `"default"` (or no role) was seen. */
+  explicitDefault: boolean
+  /** `provider/model` of the last assistant message that has both. */
+  assistantModel: string | undefined
+  /** Index of the last compaction on the path, -1 if none. */
+  compactionAt: number
+}
+
+/** State over the whole path (§7.2 step 3), including entries hidden by a compaction. */
+function collectState (path: readonly SessionEntryBase[]): { context: SessionContext, compactionAt: number } {
+  const state: PathState = {
+    context: emptyContext(), rules: new Set(), explicitDefault: false, assistantModel: undefined, compactionAt: -1,
+  }
+  for (let i = 0; i < path.length; i++) applyEntry(state, path[i]!, i)
+  const { context, rules, explicitDefault, assistantModel, compactionAt } = state
+  if (!explicitDefault && assistantModel !== undefined) context.models.default = assistantModel
+  context.injectedTtsrRules = [...rules]
+  return { context, compactionAt }
+}
+
+/** One entry's effect on the state; types not listed leave it alone. */
+function applyEntry (state: PathState, e: SessionEntryBase, i: number): void {
+  const { context } = state
+  switch (e.type) {
+    case 'thinking_level_change':
+      context.thinkingLevel = typeof e.thinkingLevel === 'string' ? e.thinkingLevel : 'off'
+      break
+    case 'model_change':
+      if (isNonEmptyString(e.model)) {
+        const role = typeof e.role === 'string' ? e.role : 'default'
+        context.models[role] = e.model
+        if (role === 'default') state.explicitDefault = true
+      }
+      break
+    case 'message':
+      state.assistantModel = assistantModelOf(e.message) ?? state.assistantModel
+      break
+    case 'ttsr_injection':
+      if (Array.isArray(e.injectedRules)) {
+        for (const rule of e.injectedRules) if (typeof rule === 'string') state.rules.add(rule)
+      }
+      break
+    case 'mode_change':
+      context.mode = typeof e.mode === 'string' ? e.mode : 'none'
+      if (isObject(e.data)) context.modeData = e.data
+      else delete context.modeData
+      break
+    case 'compaction':
+      state.compactionAt = i
+      break
+  }
+}
+
+/** `provider/model` of an assistant message carrying both as non-empty strings. */
+function assistantModelOf (message: unknown): string | undefined {
+  if (!isObject(message) || message.role !== 'assistant') return undefined
+  const { provider, model } = message
+  return isNonEmptyString(provider) && isNonEmptyString(model) ? `${provider}/${model}` : undefined
+}
+
+/** `ts(e)`: `Date.parse(e.timestamp)`, NaN when unparseable or not a string. @see SPEC.md §7.3 */
+function ts (entry: SessionEntryBase): number {
+  return typeof entry.timestamp === 'string' ? Date.parse(entry.timestamp) : NaN
+}
+
+/** Copies `value` under `key` unless it is undefined (absent keys stay absent). */
+function setDefined (target: Record<string, unknown>, key: string, value: unknown): void {
+  if (value !== undefined) target[key] = value
+}
+
+/** `emit(entry)` of §7.2 step 4; undefined when the entry contributes nothing. */
+function toMessage (e: SessionEntryBase): AgentMessage | undefined {
+  switch (e.type) {
+    case 'message':
+      return isObject(e.message) ? e.message as AgentMessage : undefined
+    case 'custom_message': {
+      const m: Record<string, unknown> = { role: 'custom' }
+      setDefined(m, 'customType', e.customType)
+      setDefined(m, 'content', e.content)
+      setDefined(m, 'display', e.display)
+      setDefined(m, 'details', e.details)
+      setDefined(m, 'attribution', e.attribution)
+      m.timestamp = ts(e)
+      return m as AgentMessage
+    }
+    case 'branch_summary': {
+      if (!isNonEmptyString(e.summary)) return undefined
+      const m: Record<string, unknown> = { role: 'branchSummary', summary: e.summary }
+      setDefined(m, 'fromId', e.fromId)
+      m.timestamp = ts(e)
+      return m as AgentMessage
+    }
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The remote-compaction payload when `preserveData.openaiRemoteCompaction` is an object with a
+ * non-empty string `provider` and an array `replacementHistory`.
+ * @see SPEC.md §7.2 step 6.3
+ */
+function remotePayload (c: SessionEntryBase): Record<string, unknown> | undefined {
+  const remote = isObject(c.preserveData) ? c.preserveData.openaiRemoteCompaction : undefined
+  if (!isObject(remote) || !isNonEmptyString(remote.provider) || !Array.isArray(remote.replacementHistory)) {
+    return undefined
+  }
+  return { type: 'openaiResponsesHistory', provider: remote.provider, items: remote.replacementHistory }
+}
+
+/** The compaction summary message of §7.3. */
+function compactionSummary (c: SessionEntryBase, providerPayload: unknown): AgentMessage {
+  const m: Record<string, unknown> = { role: 'compactionSummary' }
+  setDefined(m, 'summary', c.summary)
+  setDefined(m, 'shortSummary', c.shortSummary)
+  setDefined(m, 'tokensBefore', c.tokensBefore)
+  setDefined(m, 'providerPayload', providerPayload)
+  m.timestamp = ts(c)
+  return m as AgentMessage
+}

@@ -1,0 +1,61 @@
+/**
+ * The lenient JSONL parser and header checks (SPEC.md §5.1, §5.2). Never throws.
+ */
+import type { FileRecord, SessionHeader } from './types.js'
+
+/**
+ * Parses session-file text into its JSON objects, in file order. Drops a leading BOM, splits on
+ * LF (one trailing CR removed per line), skips blank lines and every line that is not exactly one
+ * JSON object: a torn last line, garbage, scalars, arrays, two values on one line.
+ * @see SPEC.md §5.1
+ */
+export function parseJsonlLenient (text: string): FileRecord[] {
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text
+  const records: FileRecord[] = []
+  let start = 0
+  while (start <= body.length) {
+    let end = body.indexOf('\n', start)
+    if (end === -1) end = body.length
+    const record = parseLine(body, start, end)
+    if (record !== undefined) records.push(record)
+    start = end + 1
+  }
+  return records
+}
+
+/** One line of `text` between `start` and `end` (exclusive), or undefined when it is not an object. */
+function parseLine (text: string, start: number, end: number): FileRecord | undefined {
+  if (end > start && text.charCodeAt(end - 1) === 13) end--
+  let i = start
+  while (i < end && isBlank(text.charCodeAt(i))) i++
+  if (i === end) return undefined
+  // Cheap pre-check: only a line that starts with `{` can be an object.
+  if (text.charCodeAt(i) !== 123) return undefined
+  try {
+    const value: unknown = JSON.parse(text.slice(start, end))
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? value as FileRecord
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isBlank (c: number): boolean {
+  return c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12 ||
+    c === 0xa0 || c === 0xfeff || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||
+    c === 0x3000 || c === 0x1680 || c === 0x202f || c === 0x205f
+}
+
+/** The first record is a valid header iff `type === "session"` and `id` is a string (§5.2). */
+export function isValidHeader (record: FileRecord | undefined): record is SessionHeader {
+  return record !== undefined && record.type === 'session' && typeof record.id === 'string'
+}
+
+/**
+ * Content that counts as "empty" for loading (§5.3): nothing, or only a BOM plus spaces, tabs,
+ * CR and LF.
+ */
+export function isEmptyContent (text: string): boolean {
+  return /^\uFEFF?[ \t\r\n]*$/.test(text)
+}

@@ -1,0 +1,152 @@
+/**
+ * Operations that rebind or replace a manager's session (SPEC.md §6.3): loading a file,
+ * starting a new session, forking, branching into a new file and moving to another cwd.
+ */
+import { basename, join } from 'node:path'
+import { EntryNotFound, MoveDestinationExists } from '../errors.js'
+import { resolveInside } from '../storage/paths.js'
+import { assertValidCwd, encodeCwd, sessionFileName } from './cwd.js'
+import { createEntryId, createSessionId, nowIso } from './ids.js'
+import { migrateSessionEntries } from './migrate.js'
+import { resolveBlobRefs } from './persist-transform.js'
+import { classifyFile, setAsideCorrupt } from './session-loader.js'
+import type { SessionManager } from './session-manager.js'
+import { walkToRoot } from './tree.js'
+import type { FileRecord, SessionEntryBase } from './types.js'
+
+/** Resolves a client-supplied path inside DATA_DIR or throws PATH_OUTSIDE_DATA_DIR (§2.1). */
+export function insideDataDir (m: SessionManager, path: string): string {
+  return resolveInside(m.env.dataDir, path)
+}
+
+/**
+ * §6.3 setSessionFile / §5.3: wait for queued writes and close the writer, classify the file
+ * (an unsupported version fails here and changes nothing), clear the latch, bind, write the
+ * breadcrumb, then load the file or create a fresh session at exactly this path.
+ * `text`, when given, is the file's content already read by the caller.
+ */
+export async function setSessionFile (m: SessionManager, path: string, text?: string): Promise<void> {
+  const target = insideDataDir(m, path)
+  await m.queue.closeWriter()
+  const file = await classifyFile(m.env.storage, target, text)
+  m.queue.clearLatch()
+  m.sessionFile = target
+  await m.breadcrumb()
+  if (file.kind === 'valid') {
+    await loadRecords(m, target, file.records)
+    return
+  }
+  if (file.kind === 'invalid') await setAsideCorrupt(m.env.storage, target, m.env.log)
+  m.startFresh(undefined, target)
+  m.flushed = true
+  await m.queue.rewrite(target, m.state.records)
+}
+
+/** Migrates (persisting at once when a step ran), resolves blob refs and indexes (§4.4, §5.3). */
+async function loadRecords (m: SessionManager, target: string, records: FileRecord[]): Promise<void> {
+  if (migrateSessionEntries(records)) await m.queue.rewrite(target, records)
+  m.state.replace(records)
+  await resolveRefs(m)
+  const title = m.state.header.title
+  m.sessionName = typeof title === 'string' ? title : undefined
+  m.flushed = true
+}
+
+/** @internal resolves the blob refs of the manager's entries in memory (§9.5). */
+export async function resolveRefs (m: SessionManager): Promise<void> {
+  await resolveBlobRefs(m.state.entries, m.env.blobs, (hash) => {
+    m.env.log.warn({ hash }, 'Blob not found for image reference')
+  })
+}
+
+/** §6.3 newSession: a new, empty, deferred session in the current directory. */
+export async function newSession (m: SessionManager, options?: { parentSession?: string }): Promise<string | undefined> {
+  await m.queue.closeWriter()
+  m.queue.clearLatch()
+  m.startFresh(options?.parentSession)
+  await m.breadcrumb()
+  return m.sessionFile
+}
+
+/** §6.3 fork: a copy of every record under a new id and path, written at once. */
+export async function fork (m: SessionManager): Promise<{ oldSessionFile: string, newSessionFile: string } | undefined> {
+  if (!m.env.persist || m.sessionFile === undefined) return undefined
+  await m.queue.closeWriter()
+  m.queue.clearLatch()
+  const old = m.state.header
+  const id = createSessionId()
+  const timestamp = nowIso()
+  const header: FileRecord = { type: 'session', version: 3, id, title: old.title ?? m.sessionName, timestamp, cwd: m.cwd, parentSession: old.id }
+  if (header.title === undefined) delete header.title
+  const oldSessionFile = m.sessionFile
+  const newSessionFile = join(m.sessionDir, sessionFileName(timestamp, id))
+  const leaf = m.state.leafId
+  m.state.replace([header, ...m.state.records.slice(1)])
+  m.state.leafId = leaf
+  m.sessionFile = newSessionFile
+  m.flushed = true
+  await m.queue.rewrite(newSessionFile, m.state.records)
+  return { oldSessionFile, newSessionFile }
+}
+
+/**
+ * §6.3 createBranchedSession: the path root→leafId without label entries, plus fresh label
+ * entries for the kept targets that are labelled now, as a new session (new file at once).
+ */
+export async function createBranchedSession (m: SessionManager, leafId: string): Promise<string | undefined> {
+  if (!m.state.byId.has(leafId)) throw new EntryNotFound(leafId)
+  m.queue.throwIfLatched()
+  const kept: SessionEntryBase[] = walkToRoot(m.state.byId, leafId).filter((e) => e.type !== 'label')
+  const ids = new Set(kept.map((e) => e.id))
+  let parentId: string | null = kept.length > 0 ? (kept[kept.length - 1] as SessionEntryBase).id : null
+  for (const [targetId, label] of m.state.labels) {
+    if (!ids.has(targetId)) continue
+    const id = createEntryId((candidate) => ids.has(candidate))
+    ids.add(id)
+    kept.push({ type: 'label', id, parentId, timestamp: nowIso(), targetId, label })
+    parentId = id
+  }
+  const id = createSessionId()
+  const timestamp = nowIso()
+  const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: m.cwd }
+  if (m.sessionFile !== undefined) header.parentSession = m.sessionFile
+  m.state.replace([header, ...kept])
+  m.sessionName = undefined
+  if (!m.env.persist) return undefined
+  const path = join(m.sessionDir, sessionFileName(timestamp, id))
+  m.sessionFile = path
+  m.flushed = true
+  await m.queue.rewrite(path, m.state.records)
+  return path
+}
+
+/**
+ * §6.3 moveTo: the same file name under the new cwd's directory, header `cwd` updated, written
+ * at once. Fails with MOVE_DESTINATION_EXISTS before changing anything.
+ */
+export async function moveTo (m: SessionManager, newCwd: string): Promise<void> {
+  if (newCwd === m.cwd) return
+  assertValidCwd(newCwd)
+  if (!m.env.persist || m.sessionFile === undefined) {
+    m.cwd = newCwd
+    m.sessionDir = join(m.env.dataDir, 'sessions', encodeCwd(newCwd))
+    m.state.header.cwd = newCwd
+    return
+  }
+  const { storage } = m.env
+  const dir = insideDataDir(m, join(m.env.dataDir, 'sessions', encodeCwd(newCwd)))
+  const target = join(dir, basename(m.sessionFile))
+  if (storage.existsSync(target)) throw new MoveDestinationExists(target)
+  storage.ensureDirSync(dir)
+  await m.queue.closeWriter()
+  m.queue.clearLatch()
+  if (storage.existsSync(m.sessionFile)) await storage.rename(m.sessionFile, target)
+  m.cwd = newCwd
+  m.sessionDir = dir
+  m.state.header.cwd = newCwd
+  m.sessionFile = target
+  m.flushed = true
+  await m.queue.rewrite(target, m.state.records)
+  await m.breadcrumb()
+}
+

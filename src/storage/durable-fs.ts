@@ -1,0 +1,133 @@
+/**
+ * Small durability primitives over Node's `fs`, shared by the disk adapters (session storage and
+ * blob store). Every call goes through the `fs` module object at call time, so tests can spy on
+ * `fs.fdatasync`, `fs.fsync`, `fs.write` … and see exactly what reaches the kernel.
+ * @see SPEC.md §8.4, §8.6, §9.4, §10.3
+ */
+import fs from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { ShortWrite } from '../errors.js'
+
+/** Error codes with which platforms refuse to open or fsync a directory (fsync on dirs unsupported). */
+const DIR_SYNC_UNSUPPORTED = new Set(['EISDIR', 'EINVAL', 'ENOTSUP', 'EOPNOTSUPP'])
+
+function isDirSyncUnsupported (err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code
+  if (code === undefined) return false
+  // Windows cannot fsync a directory handle at all and answers EPERM.
+  return DIR_SYNC_UNSUPPORTED.has(code) || (code === 'EPERM' && process.platform === 'win32')
+}
+
+/** `fs.open` as a promise; `flags` may be a string or numeric `O_*` flags. */
+export function openFd (path: string, flags: string | number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.open(path, flags, (err, fd) => { err === null ? resolve(fd) : reject(err) })
+  })
+}
+
+/** One `write(2)` at the current position (or the end with `O_APPEND`); resolves the byte count. */
+export function writeFd (fd: number, buf: Uint8Array, offset: number, length: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.write(fd, buf, offset, length, null, (err, written) => { err === null ? resolve(written) : reject(err) })
+  })
+}
+
+export function fdatasyncFd (fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fdatasync(fd, (err) => { err === null ? resolve() : reject(err) })
+  })
+}
+
+export function fsyncFd (fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (err) => { err === null ? resolve() : reject(err) })
+  })
+}
+
+export function closeFd (fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.close(fd, (err) => { err === null || err === undefined ? resolve() : reject(err) })
+  })
+}
+
+/**
+ * Writes every byte of `buf` to `fd`, looping over partial writes. A write that reports zero
+ * bytes is the error `Short write` (`SS_SHORT_WRITE`). Not durable: sync afterwards.
+ */
+export async function writeAll (fd: number, buf: Uint8Array): Promise<void> {
+  let offset = 0
+  while (offset < buf.length) {
+    const written = await writeFd(fd, buf, offset, buf.length - offset)
+    if (written <= 0) throw new ShortWrite()
+    offset += written
+  }
+}
+
+/**
+ * Makes the entries of directory `dir` durable (open read-only, fsync, close). Resolves without
+ * syncing only on platforms where directories cannot be fsynced; ENOENT and other errors reject.
+ */
+export async function syncDir (dir: string): Promise<void> {
+  let fd: number
+  try {
+    fd = await openFd(dir, 'r')
+  } catch (err) {
+    if (isDirSyncUnsupported(err)) return
+    throw err
+  }
+  try {
+    await fsyncFd(fd)
+  } catch (err) {
+    if (!isDirSyncUnsupported(err)) throw err
+  } finally {
+    await closeFd(fd).catch(() => {})
+  }
+}
+
+/** Synchronous `syncDir`, same error policy. */
+export function syncDirSync (dir: string): void {
+  let fd: number
+  try {
+    fd = fs.openSync(dir, 'r')
+  } catch (err) {
+    if (isDirSyncUnsupported(err)) return
+    throw err
+  }
+  try {
+    fs.fsyncSync(fd)
+  } catch (err) {
+    if (!isDirSyncUnsupported(err)) throw err
+  } finally {
+    try { fs.closeSync(fd) } catch {}
+  }
+}
+
+/**
+ * The directories whose entries changed when `mkdir -p target` created `first` and everything
+ * below it down to `target`: the parent of each created directory, deepest first.
+ */
+function parentsOfCreated (first: string, target: string): string[] {
+  const top = resolve(first)
+  const parents: string[] = []
+  let cur = resolve(target)
+  for (;;) {
+    const parent = dirname(cur)
+    parents.push(parent)
+    if (cur === top || parent === cur) return parents
+    cur = parent
+  }
+}
+
+/** Creates `dir` recursively if missing, then fsyncs the parent of every directory it created. */
+export function ensureDirDurableSync (dir: string): void {
+  const first = fs.mkdirSync(dir, { recursive: true })
+  if (first === undefined) return
+  for (const parent of parentsOfCreated(first, dir)) syncDirSync(parent)
+}
+
+/** Async `ensureDirDurableSync`. */
+export async function ensureDirDurable (dir: string): Promise<void> {
+  const first = await fs.promises.mkdir(dir, { recursive: true })
+  if (first === undefined) return
+  for (const parent of parentsOfCreated(first, dir)) await syncDir(parent)
+}

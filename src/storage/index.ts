@@ -1,0 +1,22 @@
+/**
+ * The storage seam (SPEC.md §10): the interfaces, both adapters and the path guard. Callers pick
+ * an adapter once, through `createStorage`, and never branch on which one they got.
+ */
+import { FileSessionStorage } from './file-session-storage.js'
+import { MemorySessionStorage } from './memory-session-storage.js'
+import type { SessionStorage } from './types.js'
+
+export type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageStat } from './types.js'
+export { FileSessionStorage } from './file-session-storage.js'
+export {
+  MemorySessionStorage, type MemorySessionStorageOptions, type MemoryWriteOp
+} from './memory-session-storage.js'
+export { isInside, resolveInside } from './paths.js'
+
+/** Which adapter backs the sessions: the real file system or a process-local map. */
+export type StorageKind = 'disk' | 'memory'
+
+/** A fresh storage of the given kind; `memory` starts empty and is private to the returned instance. */
+export function createStorage (kind: StorageKind): SessionStorage {
+  return kind === 'disk' ? new FileSessionStorage() : new MemorySessionStorage()
+}

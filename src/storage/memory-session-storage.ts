@@ -1,0 +1,206 @@
+/**
+ * `SessionStorage` in memory (SPEC.md §10.4), for tests and in-memory sessions. It mirrors the
+ * disk adapter wherever callers can observe a difference: sizes and prefixes are UTF-8 bytes,
+ * missing paths fail with code `ENOENT`, directories exist once created or implied by a file,
+ * and a writer keeps writing to the file it opened (like a file descriptor follows its inode)
+ * even when that file is renamed. Nothing here is durable; `fsync` and `syncDir` do nothing.
+ */
+import { basename, dirname, join, normalize, sep } from 'node:path'
+import { SerialWriter, type WriterBackend } from './serial-writer.js'
+import { assertByteCount, decodeUtf8, nameMatcher } from './storage-helpers.js'
+import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageStat } from './types.js'
+
+/** The mutating steps a test can make fail through `failWrites`. */
+export type MemoryWriteOp = 'writeText' | 'writeLine' | 'fsync' | 'rename'
+
+export interface MemorySessionStorageOptions {
+  /**
+   * Failure injection for tests (e.g. ENOSPC on one path). Consulted before each mutating step
+   * with the path that step targets: `writeTextSync`/`writeText` → `'writeText'`, a writer's
+   * `writeLine` → `'writeLine'` and `fsync` → `'fsync'` (after the writer has opened or created
+   * its file, as a disk open would have), `rename` → `'rename'` with the destination path.
+   * Returning an error makes the step fail with it and change nothing; `undefined` lets it run.
+   */
+  failWrites?: (path: string, op: MemoryWriteOp) => Error | undefined
+}
+
+/** One stored file; a writer holds on to this object the way a descriptor holds an inode. */
+interface MemoryFile {
+  content: string
+  mtimeMs: number
+}
+
+function fsError (code: 'ENOENT' | 'EISDIR' | 'ENOTDIR', syscall: string, path: string): NodeJS.ErrnoException {
+  const text = { ENOENT: 'no such file or directory', EISDIR: 'illegal operation on a directory', ENOTDIR: 'not a directory' }
+  return Object.assign(new Error(`${code}: ${text[code]}, ${syscall} '${path}'`), { code, syscall, path })
+}
+
+/** Map key of a path: normalized, without a trailing separator. */
+function key (path: string): string {
+  const n = normalize(path)
+  return n.length > 1 && n.endsWith(sep) ? n.slice(0, -1) : n
+}
+
+/** @see SPEC.md §10.1, §10.4 */
+export class MemorySessionStorage implements SessionStorage {
+  readonly #files = new Map<string, MemoryFile>()
+  readonly #dirs = new Set<string>()
+  readonly #failWrites: MemorySessionStorageOptions['failWrites']
+  #lastMtimeMs = 0
+
+  constructor (options: MemorySessionStorageOptions = {}) {
+    this.#failWrites = options.failWrites
+  }
+
+  /** Records `dir` and its ancestors as directories. */
+  ensureDirSync (dir: string): void {
+    this.#addDirs(key(dir))
+  }
+
+  /** True for a file, or for a directory created by `ensureDirSync` or implied by a file below it. */
+  existsSync (path: string): boolean {
+    const k = key(path)
+    return this.#files.has(k) || this.#dirs.has(k)
+  }
+
+  /** Replaces the whole content (creating parent directories); an open writer sees the new content. */
+  writeTextSync (path: string, content: string): void {
+    const k = key(path)
+    this.#inject(k, 'writeText')
+    this.#put(k, content)
+  }
+
+  /** `size` in UTF-8 bytes; throws code `ENOENT` when missing (`EISDIR` for a directory: files only). */
+  statSync (path: string): StorageStat {
+    const file = this.#file(path, 'stat')
+    return { size: Buffer.byteLength(file.content, 'utf8'), mtimeMs: file.mtimeMs, mtime: new Date(file.mtimeMs) }
+  }
+
+  /** Full paths (`join(dir, name)`) of files directly in `dir` matching `pattern`, sorted by name. */
+  listFilesSync (dir: string, pattern: string): string[] {
+    const matches = nameMatcher(pattern)
+    const k = key(dir)
+    const names: string[] = []
+    for (const path of this.#files.keys()) {
+      const name = basename(path)
+      if (dirname(path) === k && matches(name)) names.push(name)
+    }
+    return names.sort().map((name) => join(dir, name))
+  }
+
+  /** Full paths of the directories directly in `dir`, created or implied by a file; sorted. */
+  listDirsSync (dir: string): string[] {
+    const k = key(dir)
+    const names = new Set<string>()
+    for (const d of this.#dirs) if (dirname(d) === k && d !== k) names.add(basename(d))
+    return [...names].sort().map((name) => join(dir, name))
+  }
+
+  async exists (path: string): Promise<boolean> {
+    return this.existsSync(path)
+  }
+
+  async readText (path: string): Promise<string> {
+    return this.#file(path, 'open').content
+  }
+
+  /** The first `maxBytes` UTF-8 bytes, decoded; a character cut at the end becomes U+FFFD. */
+  async readTextPrefix (path: string, maxBytes: number): Promise<string> {
+    assertByteCount(maxBytes)
+    const bytes = Buffer.from(this.#file(path, 'open').content, 'utf8')
+    return decodeUtf8(bytes.subarray(0, maxBytes))
+  }
+
+  async writeText (path: string, content: string): Promise<void> {
+    this.writeTextSync(path, content)
+  }
+
+  /** Moves the file object to `nextPath`, replacing any file there; keeps its mtime. */
+  async rename (path: string, nextPath: string): Promise<void> {
+    const from = key(path)
+    const to = key(nextPath)
+    const file = this.#file(path, 'rename')
+    this.#inject(to, 'rename')
+    if (this.#dirs.has(to)) throw fsError('EISDIR', 'rename', nextPath)
+    if (from === to) return
+    this.#addDirs(dirname(to))
+    this.#files.delete(from)
+    this.#files.set(to, file)
+  }
+
+  async unlink (path: string): Promise<void> {
+    this.#file(path, 'unlink')
+    this.#files.delete(key(path))
+  }
+
+  /**
+   * A writer with the same semantics as the disk writer (see `SerialWriter`). The file is
+   * opened on the first `writeLine` or `fsync`: `"a"` creates it if missing, `"w"` truncates.
+   */
+  openWriter (path: string, options: OpenWriterOptions): SessionStorageWriter {
+    const k = key(path)
+    let opened: MemoryFile | undefined
+    const open = (): MemoryFile => {
+      if (opened !== undefined) return opened
+      if (this.#dirs.has(k)) throw fsError('EISDIR', 'open', path)
+      const existing = this.#files.get(k)
+      opened = existing === undefined || options.flags === 'w' ? this.#put(k, '') : existing
+      return opened
+    }
+    const backend: WriterBackend = {
+      write: async (line) => {
+        const file = open()
+        this.#inject(k, 'writeLine')
+        file.content += line
+        file.mtimeMs = this.#tick()
+      },
+      sync: async () => {
+        open()
+        this.#inject(k, 'fsync')
+      },
+      release: async () => {},
+    }
+    return new SerialWriter(backend, options.onError)
+  }
+
+  /** Nothing to sync in memory. */
+  async syncDir (_dir: string): Promise<void> {}
+
+  /** `max(Date.now(), last + 1)`: strictly increasing per instance, so "newest" is deterministic. */
+  #tick (): number {
+    this.#lastMtimeMs = Math.max(Date.now(), this.#lastMtimeMs + 1)
+    return this.#lastMtimeMs
+  }
+
+  #inject (path: string, op: MemoryWriteOp): void {
+    const err = this.#failWrites?.(path, op)
+    if (err !== undefined) throw err
+  }
+
+  #file (path: string, syscall: string): MemoryFile {
+    const k = key(path)
+    const file = this.#files.get(k)
+    if (file !== undefined) return file
+    throw fsError(this.#dirs.has(k) ? 'EISDIR' : 'ENOENT', syscall, path)
+  }
+
+  /** Writes `content` into the file at `k` (in place when it exists, so writers keep seeing it). */
+  #put (k: string, content: string): MemoryFile {
+    if (this.#dirs.has(k)) throw fsError('EISDIR', 'open', k)
+    this.#addDirs(dirname(k))
+    const file = this.#files.get(k) ?? { content: '', mtimeMs: 0 }
+    file.content = content
+    file.mtimeMs = this.#tick()
+    this.#files.set(k, file)
+    return file
+  }
+
+  /** Records `dir` and its ancestors; all or nothing when a file stands in the way (ENOTDIR). */
+  #addDirs (dir: string): void {
+    const chain = [dir]
+    for (let d = dir; dirname(d) !== d; d = dirname(d)) chain.push(dirname(d))
+    const blocked = chain.find((d) => this.#files.has(d))
+    if (blocked !== undefined) throw fsError('ENOTDIR', 'mkdir', blocked)
+    for (const d of chain) this.#dirs.add(d)
+  }
+}

@@ -1,0 +1,228 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { dirname } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { SessionManager } from '../../src/session/session-manager.js'
+import { FileSessionStorage } from '../../src/storage/file-session-storage.js'
+import { MemorySessionStorage } from '../../src/storage/memory-session-storage.js'
+import { assistant, makeSessionEnv, user, type SessionEnv } from '../helpers/session-env.js'
+import { spyStorage, type SpyStorage } from '../helpers/spy-storage.js'
+
+let env: SessionEnv
+let spy: SpyStorage
+beforeEach(() => {
+  spy = spyStorage(new FileSessionStorage())
+  env = makeSessionEnv(spy.storage)
+})
+afterEach(() => env.cleanup())
+
+const create = async () => await SessionManager.create('/work/pi', undefined, env.storage, env.options)
+const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
+
+describe('deferral and first flush (SPEC.md §8.3)', () => {
+  it('§12.62 a session with only user messages has no file after flush() and close()', async () => {
+    const m = await create()
+    m.appendMessage(user('a'))
+    m.appendMessage(user('b'))
+    await m.flush()
+    await m.close()
+    expect(existsSync(m.getSessionFile()!)).toBe(false)
+    expect(spy.ops.filter((op) => op.startsWith('writeLine'))).toEqual([])
+  })
+
+  it('§12.63 the first assistant append writes the header and every entry of all branches once, in order', async () => {
+    const m = await create()
+    const a = m.appendMessage(user('a'))
+    const b = m.appendMessage(user('b'))
+    m.branch(a)
+    const c = m.appendMessage(user('c'))
+    const d = m.appendMessage(assistant())
+    await m.flush()
+    const written = env.readJsonl(m.getSessionFile()!)
+    expect(written.map((r) => r.type)).toEqual(['session', 'message', 'message', 'message', 'message'])
+    expect(written.slice(1).map((r) => r.id)).toEqual([a, b, c, d])
+    expect(written[0]).toMatchObject({ type: 'session', version: 3, id: m.getSessionId(), cwd: '/work/pi' })
+  })
+
+  it('§12.64 entries appended in the same tick right after the first assistant appear exactly once', async () => {
+    const m = await create()
+    m.appendMessage(user())
+    m.appendMessage(assistant())
+    const extra = [m.appendMessage(user('x')), m.appendMessage(user('y')), m.appendCustomEntry('t')]
+    const flushes = [m.flush(), m.flush()]
+    m.appendMessage(assistant('z'))
+    await Promise.all([...flushes, m.flush()])
+    const ids = env.readJsonl(m.getSessionFile()!).slice(1).map((r) => r.id)
+    expect(ids).toEqual(m.getEntries().map((e) => e.id))
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const id of extra) expect(ids).toContain(id)
+  })
+
+  it('§12.65 after the first flush every append adds exactly one line, in order, also with 100 concurrent appends', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const before = lines(m.getSessionFile()!).length
+    const appended: string[] = []
+    await Promise.all(Array.from({ length: 100 }, async (_, i) => {
+      await new Promise((resolve) => setImmediate(resolve))
+      appended.push(m.appendMessage(user(`u${i}`)))
+      await m.flush()
+    }))
+    const after = env.readJsonl(m.getSessionFile()!)
+    expect(after.length).toBe(before + 100)
+    expect(after.slice(before).map((r) => r.id)).toEqual(appended)
+  })
+
+  it('group commit: concurrent appends share writes and fsyncs', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    spy.ops.length = 0
+    await Promise.all(Array.from({ length: 50 }, async () => {
+      m.appendMessage(user())
+      await m.flush()
+    }))
+    const fsyncs = spy.ops.filter((op) => op.startsWith('fsync')).length
+    const writes = spy.ops.filter((op) => op.startsWith('writeLine')).length
+    expect(writes).toBeLessThan(50)
+    expect(fsyncs).toBeLessThan(50)
+    expect(fsyncs).toBeGreaterThan(0)
+  })
+})
+
+describe('durability (SPEC.md §8.4)', () => {
+  it('§12.66 flush() resolves only after an fdatasync that follows the last write', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    m.appendMessage(user())
+    let resolvedAt = -1
+    const done = m.flush().then(() => { resolvedAt = spy.ops.length })
+    await done
+    const lastWrite = spy.ops.lastIndexOf(`writeLine:${m.getSessionFile()!.split('/').pop()!}`)
+    const lastSync = spy.ops.lastIndexOf(`fsync:${m.getSessionFile()!.split('/').pop()!}`)
+    expect(lastWrite).toBeGreaterThanOrEqual(0)
+    expect(lastSync).toBeGreaterThan(lastWrite)
+    expect(resolvedAt).toBeGreaterThan(lastSync)
+  })
+
+  it('§12.67 reopening after appends yields the same entries and the last entry as leaf', async () => {
+    const m = await create()
+    const a = m.appendMessage(user())
+    m.appendMessage(assistant())
+    m.branch(a)
+    const last = m.appendMessage(user('side'))
+    await m.close()
+    const reopened = await SessionManager.open(m.getSessionFile()!, undefined, env.storage, env.options)
+    expect(reopened.getEntries()).toEqual(m.getEntries())
+    expect(reopened.getLeafId()).toBe(last)
+  })
+})
+
+describe('error latching (SPEC.md §8.7)', () => {
+  const enospc = () => Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+
+  it('§12.68 a failing writer latches: append throws the same error, entries unchanged, flush/close reject, logged once', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const failure = enospc()
+    spy.fail = (op) => op === 'writeLine' ? failure : undefined
+    m.appendMessage(user('lost'))
+    await expect(m.flush()).rejects.toBe(failure)
+    const before = m.getEntries()
+    expect(() => m.appendMessage(user('after'))).toThrow(failure)
+    expect(m.getEntries()).toEqual(before)
+    await expect(m.flush()).rejects.toBe(failure)
+    await expect(m.close()).rejects.toBe(failure)
+    await expect(m.setSessionName('x')).rejects.toBe(failure)
+    await expect(m.rewriteEntries()).rejects.toBe(failure)
+    await expect(m.createBranchedSession(before[0]!.id)).rejects.toBe(failure)
+    const errors = env.logs.filter((l) => l.msg === 'Session persistence error.')
+    expect(errors).toHaveLength(1)
+    expect(errors[0]!.obj.err).toBe(failure)
+    expect(errors[0]!.obj.sessionFile).toBe(m.getSessionFile())
+  })
+
+  it('§12.69 setSessionFile(samePath) clears the latch and reloads what is on disk; newSession and fork clear it too', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const onDisk = m.getEntries()
+    spy.fail = (op) => op === 'writeLine' ? enospc() : undefined
+    m.appendMessage(user('never written'))
+    await expect(m.flush()).rejects.toThrow('ENOSPC')
+    spy.fail = undefined
+    await m.setSessionFile(m.getSessionFile()!)
+    expect(m.getLatchedError()).toBeUndefined()
+    expect(m.getEntries()).toEqual(onDisk)
+    m.appendMessage(user('works again'))
+    await m.flush()
+
+    spy.fail = (op) => op === 'writeLine' ? enospc() : undefined
+    m.appendMessage(user())
+    await expect(m.flush()).rejects.toThrow('ENOSPC')
+    spy.fail = undefined
+    const result = await m.fork()
+    expect(result).toBeDefined()
+    expect(m.getLatchedError()).toBeUndefined()
+
+    spy.fail = (op) => op === 'writeLine' ? enospc() : undefined
+    m.appendMessage(user())
+    await expect(m.flush()).rejects.toThrow('ENOSPC')
+    spy.fail = undefined
+    await m.newSession()
+    expect(m.getLatchedError()).toBeUndefined()
+    expect(m.getEntries()).toEqual([])
+  })
+})
+
+describe('atomic rewrite (SPEC.md §8.6)', () => {
+  it('§12.70 a rewrite writes the temp file, fsyncs, closes, renames and syncs the directory, in order', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    spy.ops.length = 0
+    await m.setSessionName('renamed')
+    const name = m.getSessionFile()!.split('/').pop()!
+    const ops = spy.ops.filter((op) => !op.startsWith('close:' + name) && !op.startsWith('fsync:' + name))
+    const tmp = ops.find((op) => op.startsWith('openWriter:w:'))!.slice('openWriter:w:'.length)
+    expect(tmp).toMatch(new RegExp(`^\\.${name.replace(/\./g, '\\.')}\\.[0-9a-f]{16}\\.tmp$`))
+    const dir = dirname(m.getSessionFile()!).split('/').pop()!
+    // The temp writer created its file, so its first fsync also syncs the directory (§10.3).
+    expect(ops).toEqual([
+      `openWriter:w:${tmp}`, `writeLine:${tmp}`, `fsync:${tmp}`, `syncDir:${dir}`, `close:${tmp}`,
+      `rename:${tmp}->${name}`, `syncDir:${dir}`,
+    ])
+    expect(env.readJsonl(m.getSessionFile()!)[0]!.title).toBe('renamed')
+  })
+
+  it('§12.70 a crash between the temp write and the rename leaves the target byte-identical and no .tmp file', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    m.appendMessage(user())
+    await m.flush()
+    const file = m.getSessionFile()!
+    const before = readFileSync(file)
+    spy.fail = (op) => op === 'rename' ? Object.assign(new Error('EIO: crash'), { code: 'EIO' }) : undefined
+    await expect(m.setSessionName('never')).rejects.toThrow('EIO')
+    expect(readFileSync(file)).toEqual(before)
+    expect(readdirSync(dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([])
+  })
+})
+
+describe('in-memory managers (SPEC.md §8.1)', () => {
+  it('§12.54 inMemory(): no session file and no storage write, even after assistant messages', async () => {
+    const memory = spyStorage(new MemorySessionStorage())
+    const m = SessionManager.inMemory('/work/pi', memory.storage)
+    m.appendMessage(user())
+    m.appendMessage(assistant())
+    await m.setSessionName('t')
+    await m.rewriteEntries()
+    await m.flush()
+    await m.close()
+    expect(m.getSessionFile()).toBeUndefined()
+    expect(m.isPersisted()).toBe(false)
+    expect(memory.ops).toEqual([])
+    expect(m.buildSessionContext().messages).toHaveLength(2)
+  })
+})
