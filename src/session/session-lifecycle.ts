@@ -139,8 +139,9 @@ export async function moveTo (m: SessionManager, newCwd: string): Promise<void> 
   if (storage.existsSync(target)) throw new MoveDestinationExists(target)
   storage.ensureDirSync(dir)
   await m.queue.closeWriter()
-  m.queue.clearLatch()
+  // A failed rename leaves the manager exactly as it was, latch included.
   if (storage.existsSync(m.sessionFile)) await storage.rename(m.sessionFile, target)
+  m.queue.clearLatch()
   m.cwd = newCwd
   m.sessionDir = dir
   m.state.header.cwd = newCwd

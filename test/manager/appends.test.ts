@@ -79,6 +79,11 @@ describe('appends (SPEC.md §6.4)', () => {
     expect(Object.hasOwn(m.getEntry(mc)!, 'role')).toBe(false)
     expect(m.getEntry(cm)!.attribution).toBe('agent')
     expect(Object.hasOwn(m.getEntry(cm)!, 'details')).toBe(false)
+    // The generic append used for HTTP batches applies the same defaults (§3.5, §6.4).
+    const generic = m.appendEntry({ type: 'custom_message', customType: 'ext', content: 'x', display: true })
+    expect(m.getEntry(generic)!.attribution).toBe('agent')
+    const level = m.appendEntry({ type: 'thinking_level_change' })
+    expect(m.getEntry(level)!.thinkingLevel).toBeNull()
     await m.flush()
     const disk = new Map(env.readJsonl(m.getSessionFile()!).map((r) => [r.id, r]))
     expect(disk.get(t)).toHaveProperty('thinkingLevel', null)
@@ -309,8 +314,8 @@ describe('navigation (SPEC.md §6.5)', () => {
     expect(explicit.parentId).toBe(p)
     expect(ids(viaRegistry.getChildren(p)).length).toBe(2)
     expect(viaRegistry.getEntries().find((e) => textOf(e) === 'new root')!.parentId).toBeNull()
-    await viaRegistry.flush()
-    await manual.flush()
+    await viaRegistry.close()
+    await manual.close()
   })
 })
 

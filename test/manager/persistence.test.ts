@@ -176,6 +176,25 @@ describe('error latching (SPEC.md §8.7)', () => {
   })
 })
 
+describe('moveTo failure (SPEC.md §6.3)', () => {
+  it('a failed rename leaves the manager unchanged, its latched error included', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const failure = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' })
+    spy.fail = (op) => op === 'writeLine' ? failure : undefined
+    m.appendMessage(user())
+    await expect(m.flush()).rejects.toBe(failure)
+    const file = m.getSessionFile()
+    spy.fail = (op) => op === 'rename' ? Object.assign(new Error('EXDEV: cross-device'), { code: 'EXDEV' }) : undefined
+    await expect(m.moveTo('/elsewhere')).rejects.toThrow('EXDEV')
+    expect(m.getLatchedError()).toBe(failure)
+    expect(m.getCwd()).toBe('/work/pi')
+    expect(m.getSessionFile()).toBe(file)
+    expect(existsSync(file!)).toBe(true)
+  })
+})
+
 describe('atomic rewrite (SPEC.md §8.6)', () => {
   it('§12.70 a rewrite writes the temp file, fsyncs, closes, renames and syncs the directory, in order', async () => {
     const m = await create()
