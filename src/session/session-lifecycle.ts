@@ -33,6 +33,9 @@ export async function setSessionFile (m: SessionManager, path: string, text?: st
   m.sessionFile = target
   await m.breadcrumb()
   if (file.kind === 'valid') {
+    // The next append must not glue its line onto a torn fragment (§8.8); a migration
+    // rewrite in loadRecords drops the fragment and with it this need.
+    if (file.tornTail) m.queue.separateNextAppend(target)
     await loadRecords(m, target, file.records)
     return
   }

@@ -11,7 +11,7 @@ import type { FileRecord } from './types.js'
 
 export type FileClass =
   | { kind: 'missing' | 'empty' | 'invalid' }
-  | { kind: 'valid', records: FileRecord[] }
+  | { kind: 'valid', records: FileRecord[], /** The last line lacks its `"\n"` (a torn append). */ tornTail: boolean }
 
 /**
  * Reads and classifies `path`: missing (ENOENT), empty, invalid (no valid header) or valid.
@@ -28,7 +28,7 @@ export async function classifyFile (storage: SessionStorage, path: string, text?
   const records = parseJsonlLenient(text)
   if (!isValidHeader(records[0])) return { kind: 'invalid' }
   assertSupportedVersion(path, records[0])
-  return { kind: 'valid', records }
+  return { kind: 'valid', records, tornTail: !text.endsWith('\n') }
 }
 
 /** The whole file, or `undefined` when it does not exist. */

@@ -32,6 +32,8 @@ export class WriteQueue {
   #openBatch: Batch | undefined
   /** The newest sync task, while nothing was queued after it: later flushes join it. */
   #lastSync: Promise<void> | undefined
+  /** This file ends without `"\n"`: the next append to it starts a new line first. */
+  #tornFile: string | undefined
   /** The file the newest task targets, for the latch log line. */
   #lastPath: string | undefined
 
@@ -46,6 +48,12 @@ export class WriteQueue {
 
   /** Forgets the latched error (SPEC.md §8.7: setSessionFile, newSession, fork, moveTo). */
   clearLatch (): void { this.#latched = undefined }
+
+  /**
+   * The bound file ends in a torn line (a crash mid-append): the next append writes `"\n"`
+   * first, so its own line stays whole and the fragment remains one skipped line.
+   */
+  separateNextAppend (path: string): void { this.#tornFile = path }
 
   /** Throws the latched error, unchanged, when there is one. */
   throwIfLatched (): void {
@@ -70,7 +78,8 @@ export class WriteQueue {
       const lines = await this.#prepare(batch.records)
       const writer = this.#ensureWriter(path)
       this.#dirty = true
-      await writer.writeLine(lines)
+      await writer.writeLine(this.#tornFile === path ? '\n' + lines : lines)
+      if (this.#tornFile === path) this.#tornFile = undefined
     }).catch(() => {}) // latched; surfaced by flush(), close() and the next append
     this.#openBatch = batch
   }
@@ -121,6 +130,7 @@ export class WriteQueue {
       await this.#dropWriter()
       const text = await this.#prepare(snapshot)
       await writeAtomically(this.#storage, target, text)
+      if (this.#tornFile === target) this.#tornFile = undefined
     })
   }
 

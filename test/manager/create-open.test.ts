@@ -125,6 +125,29 @@ describe('open and loading (SPEC.md §5)', () => {
     expect(m.getLeafId()).toBe('2')
   })
 
+  it('an append after a torn last line starts a new line, so it survives the next load', async () => {
+    const path = sessionPath('torn-append.jsonl')
+    const full = jsonl(header(), msg('1', null), msg('2', '1', 'assistant'), msg('3', '2'))
+    writeFileSync(path, full.slice(0, full.length - 20))
+    const m = await open(path)
+    const added = m.appendMessage(user('after the crash'))
+    await m.flush()
+    expect(readFileSync(path, 'utf8').startsWith(full.slice(0, full.length - 20) + '\n')).toBe(true)
+    expect((await open(path)).getEntries().map((e) => e.id)).toEqual(['1', '2', added])
+  })
+
+  it('a torn v1 file is rewritten whole by its migration, with no stray blank line after it', async () => {
+    const path = sessionPath('torn-v1.jsonl')
+    const v1 = jsonl({ type: 'session', id: 'old', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/w' },
+      { type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'assistant', content: 'a' } })
+    writeFileSync(path, v1 + '{"type":"mess')
+    const m = await open(path)
+    m.appendMessage(user())
+    await m.flush()
+    expect(readFileSync(path, 'utf8').includes('\n\n')).toBe(false)
+    expect(env.readJsonl(path)).toHaveLength(3)
+  })
+
   it('§12.15 open of a missing, empty or whitespace-only path creates a header-only v3 file at exactly that path', async () => {
     const texts: Array<string | undefined> = [undefined, '', ' \t\r\n\n']
     for (const [i, text] of texts.entries()) {
