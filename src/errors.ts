@@ -90,6 +90,25 @@ export const STORAGE_ERRNO_CODES: ReadonlySet<string> = new Set([
   'ENOSPC', 'EDQUOT', 'EIO', 'EROFS', 'EFBIG', 'EACCES', 'EPERM',
 ])
 
+/** The codes of Fastify's own client errors, by their `FST_` code (src/plugins/problem.ts). */
+export const FASTIFY_ERROR_CODES: Readonly<Record<string, string>> = {
+  FST_ERR_VALIDATION: 'SS_VALIDATION',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'SS_INVALID_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'SS_INVALID_JSON',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'SS_BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'SS_UNSUPPORTED_MEDIA_TYPE',
+}
+
+/** Any other client error without an `SS_` code, by status (else `SS_CLIENT_ERROR`). */
+export const STATUS_FALLBACK_CODES: Readonly<Record<number, string>> = {
+  400: 'SS_BAD_REQUEST',
+  404: 'SS_NOT_FOUND',
+  405: 'SS_METHOD_NOT_ALLOWED',
+  413: 'SS_BODY_TOO_LARGE',
+  414: 'SS_URI_TOO_LONG',
+  415: 'SS_UNSUPPORTED_MEDIA_TYPE',
+}
+
 /** The body of every error response, `application/problem+json` (RFC 9457). */
 export const Problem = Type.Object({
   type: Type.String({ description: 'Always `about:blank`: `code` identifies the problem' }),

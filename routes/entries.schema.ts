@@ -1,0 +1,179 @@
+/**
+ * Schemas of the Entries routes (API.md "Entries"): one exported object per operation, plus the
+ * shared `Entry`, `NewEntry`, `TreeNode` and `SessionContext` shapes (listed in
+ * src/schemas/shared.ts). NewEntry is built from the model's own `entryFields`.
+ */
+import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
+import { problemResponses } from '../src/errors.js'
+import { ref } from '../src/schemas/shared.js'
+import { AgentMessageSchema, ENTRY_TYPES, entryFields } from '../src/session/types.js'
+import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
+
+const EntryId = Type.String({ minLength: 1, description: 'Entry id' })
+const NullableEntryId = Type.Union([EntryId, Type.Null()])
+export const BlobsQuery = Type.Optional(Type.Union([Type.Literal('inline'), Type.Literal('ref')], {
+  description: '`ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64)',
+}))
+
+/** Any stored entry: the base fields plus its type's fields (unknown keys kept). */
+export const Entry = Type.Object({
+  type: Type.String(),
+  id: Type.String(),
+  parentId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  timestamp: Type.Optional(Type.String()),
+}, { $id: 'Entry', additionalProperties: true })
+
+/** `AgentMessage` without its `$id`, so that it can be embedded in several schemas. */
+const { $id: _messageId, ...AgentMessage } = AgentMessageSchema
+const fieldsOf = (type: (typeof ENTRY_TYPES)[number]): TProperties =>
+  type === 'message' ? { message: AgentMessage as TSchema } : entryFields[type] as TProperties
+
+/** An entry as a client appends it: any entry type without `id`, `parentId`, `timestamp`. */
+export const NewEntry = Type.Union(ENTRY_TYPES.map((type) => Type.Object(
+  { type: Type.Literal(type), ...fieldsOf(type) },
+  { additionalProperties: true, title: type },
+)), { $id: 'NewEntry', description: 'Any entry type of SPEC.md §3.5 without id, parentId and timestamp' })
+
+export const TreeNode = Type.Object({
+  id: Type.String(),
+  parentId: Type.Union([Type.String(), Type.Null()]),
+  type: Type.String(),
+  timestamp: Type.String(),
+  label: Type.Optional(Type.String()),
+  children: Type.Array(Type.String(), { description: 'Child ids, oldest first' }),
+}, { $id: 'TreeNode', additionalProperties: false })
+
+export const SessionContext = Type.Object({
+  messages: Type.Array(Type.Unknown(), { description: 'What the model receives, in order' }),
+  thinkingLevel: Type.String(),
+  models: Type.Record(Type.String(), Type.String()),
+  injectedTtsrRules: Type.Array(Type.String()),
+  mode: Type.String(),
+  modeData: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+}, { $id: 'SessionContext', additionalProperties: false })
+
+const ParentId = Type.Optional(Type.Union([EntryId, Type.Null()], {
+  description: 'Parent of the first entry: an entry id, `null` for a new root; default the current leaf',
+}))
+
+const AppendBody = Type.Union([
+  Type.Object({ entries: Type.Array(ref(NewEntry), { minItems: 1 }), parentId: ParentId }, { additionalProperties: false }),
+  Type.Intersect([ref(NewEntry), Type.Object({ parentId: ParentId })]),
+], { description: '`{entries: [...], parentId?}`, or one entry (which may carry `parentId`)' })
+
+const AppendResult = Type.Object({
+  entries: Type.Array(ref(Entry)),
+  leafId: NullableEntryId,
+  firstSeq: Type.Integer({ minimum: 1 }),
+  lastSeq: Type.Integer({ minimum: 1 }),
+  persisted: Type.Boolean({ description: 'True: on disk and fsynced. False: held in memory until the first assistant message' }),
+}, { additionalProperties: false })
+
+const EntryParams = Type.Object({ id: SessionId, entryId: EntryId })
+
+export const GetEntries = {
+  tags: ['entries'],
+  summary: 'A page of entries in seq order',
+  description: 'Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page.',
+  params: IdParams,
+  querystring: Type.Object({
+    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Default 0' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100' })),
+    blobs: BlobsQuery,
+  }),
+  response: {
+    200: Type.Object({
+      entries: Type.Array(ref(Entry)),
+      after: Type.Integer({ minimum: 0 }),
+      next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      total: Type.Integer({ minimum: 0 }),
+    }, { additionalProperties: false }),
+    ...problemResponses(400, 404, 422, 507),
+  },
+}
+
+export const GetEntry = {
+  tags: ['entries'],
+  summary: 'One entry',
+  params: EntryParams,
+  querystring: Type.Object({ blobs: BlobsQuery }),
+  response: { 200: ref(Entry), ...problemResponses(400, 404, 422, 507) },
+}
+
+export const AppendEntries = {
+  tags: ['entries'],
+  summary: 'Append entries (atomic batch)',
+  description: 'Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable ' +
+    '(`persisted: true`) or held under the deferral rule (`persisted: false`).',
+  params: IdParams,
+  headers: Type.Object({
+    ...IfMatchHeaders.properties,
+    'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body replays the first answer' })),
+  }),
+  querystring: Type.Object({ blobs: BlobsQuery }),
+  body: AppendBody,
+  response: {
+    201: { ...AppendResult, headers: { 'Idempotent-Replayed': Type.Literal('true') } },
+    ...problemResponses(400, 404, 412, 413, 415, 422, 507),
+  },
+}
+
+export const PutLeaf = {
+  tags: ['entries'],
+  summary: 'Move the leaf without appending',
+  params: IdParams,
+  headers: IfMatchHeaders,
+  body: Type.Object({ leafId: NullableEntryId }, { additionalProperties: false }),
+  response: {
+    200: Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { additionalProperties: false }),
+    ...problemResponses(400, 404, 412, 422, 507),
+  },
+}
+
+export const BranchSummary = {
+  tags: ['entries'],
+  summary: 'Move the leaf to `fromId` and append a branch summary there',
+  params: IdParams,
+  headers: IfMatchHeaders,
+  querystring: Type.Object({ blobs: BlobsQuery }),
+  body: Type.Object({
+    fromId: NullableEntryId,
+    summary: Type.String(),
+    details: Type.Optional(Type.Unknown()),
+    fromExtension: Type.Optional(Type.Boolean()),
+  }, { additionalProperties: false }),
+  response: {
+    201: Type.Object({ entry: ref(Entry), leafId: NullableEntryId }, { additionalProperties: false }),
+    ...problemResponses(400, 404, 412, 422, 507),
+  },
+}
+
+export const GetTree = {
+  tags: ['entries'],
+  summary: 'The tree as flat nodes in file order',
+  params: IdParams,
+  response: {
+    200: Type.Object({ leafId: NullableEntryId, nodes: Type.Array(ref(TreeNode)) }, { additionalProperties: false }),
+    ...problemResponses(404, 422, 507),
+  },
+}
+
+export const GetBranch = {
+  tags: ['entries'],
+  summary: 'The path root → leafId (default: the current leaf)',
+  params: IdParams,
+  querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
+  response: {
+    200: Type.Object({ entries: Type.Array(ref(Entry)) }, { additionalProperties: false }),
+    ...problemResponses(400, 404, 422, 507),
+  },
+}
+
+export const GetContext = {
+  tags: ['entries'],
+  summary: 'What the model receives at leafId (default: the current leaf)',
+  description: 'An unknown `leafId` falls back to the last entry (SPEC.md §7.2).',
+  params: IdParams,
+  querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
+  response: { 200: ref(SessionContext), ...problemResponses(400, 404, 422, 507) },
+}

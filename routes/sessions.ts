@@ -1,0 +1,81 @@
+/**
+ * Sessions (API.md "Sessions"): create, list, recent, continue, read, rename, move, fork,
+ * import, export and delete. Each handler translates HTTP into one registry call.
+ */
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { UnsupportedMediaType } from '../src/errors.js'
+import { TEXT_BODY_TYPES } from '../src/plugins/body-parsers.js'
+import type { SessionView } from '../src/registry/session-registry.js'
+import {
+  ContinueSession, CreateSession, DeleteSession, ExportSession, ForkSession, GetSession, ImportSession,
+  ListSessions, MoveSession, PatchSession, RecentSessions,
+} from './sessions.schema.js'
+
+/** Sends a Session with its `ETag` (and `Location` when it was just created). */
+function sendSession (reply: FastifyReply, session: SessionView, status: 200 | 201 = 200): FastifyReply {
+  reply.code(status).header('etag', session.etag)
+  if (status === 201) reply.header('location', `/v1/sessions/${encodeURIComponent(session.header.id)}`)
+  return reply.send(session)
+}
+
+/** Import takes JSONL only: JSON (which Fastify would parse into an object) is 415 too. */
+async function requireJsonl (req: FastifyRequest): Promise<void> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
+  if (!(TEXT_BODY_TYPES as readonly string[]).includes(type)) throw new UnsupportedMediaType(type)
+}
+
+/** A fork may come without a body. */
+async function defaultBody (req: FastifyRequest): Promise<void> {
+  req.body ??= {}
+}
+
+const sessions: FastifyPluginAsyncTypebox = async (app) => {
+  app.post('', { schema: CreateSession }, async (req, reply) => {
+    return sendSession(reply, await app.registry.create(req.body), 201)
+  })
+
+  app.get('', { schema: ListSessions }, async (req) => await app.registry.list(req.query))
+
+  app.get('/recent', { schema: RecentSessions }, async (req) => {
+    return { sessions: await app.registry.recent(req.query.cwd, req.query.limit) }
+  })
+
+  app.post('/continue', { schema: ContinueSession }, async (req, reply) => {
+    const { session, created } = await app.registry.continueRecent(req.body.cwd, req.body.terminalId)
+    return sendSession(reply, session, created ? 201 : 200)
+  })
+
+  app.post('/import', { schema: ImportSession, onRequest: requireJsonl }, async (req, reply) => {
+    return sendSession(reply, await app.registry.import(req.body, { newId: req.query.newId }), 201)
+  })
+
+  app.get('/:id', { schema: GetSession }, async (req, reply) => {
+    return sendSession(reply, await app.registry.get(req.params.id))
+  })
+
+  app.patch('/:id', { schema: PatchSession }, async (req, reply) => {
+    return sendSession(reply, await app.registry.rename(req.params.id, req.body.title, req.headers['if-match']))
+  })
+
+  app.post('/:id/move', { schema: MoveSession }, async (req, reply) => {
+    return sendSession(reply, await app.registry.move(req.params.id, req.body.cwd, req.headers['if-match']))
+  })
+
+  app.post('/:id/fork', { schema: ForkSession, preValidation: defaultBody }, async (req, reply) => {
+    const session = await app.registry.fork(req.params.id, req.body.leafId, req.headers['if-match'])
+    return sendSession(reply, session, 201)
+  })
+
+  app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
+    const text = await app.registry.export(req.params.id)
+    return reply.type('application/x-ndjson; charset=utf-8').send(text)
+  })
+
+  app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {
+    await app.registry.delete(req.params.id, req.headers['if-match'])
+    return reply.code(204).send()
+  })
+}
+
+export default sessions

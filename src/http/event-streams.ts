@@ -1,0 +1,115 @@
+/**
+ * The two live streams of API.md "Live stream". A session stream reads entries by seq in a
+ * loop; registry notifications only wake the loop (STYLE.md §11), so a missed wake-up costs
+ * latency, never a gap, and the advancing cursor rules out duplicates.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { Validation } from '../errors.js'
+import { applyBlobMode } from '../registry/blob-refs.js'
+import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
+import { encodeSse, SseConnection } from './sse.js'
+
+/** Entries read per pass of the loop. */
+const READ_BATCH = 500
+
+/** Where a stream starts: `Last-Event-ID` wins over `?after=`, else before the first entry. */
+export function resumeAfter (lastEventId: string | undefined, after: number | undefined): number {
+  if (lastEventId !== undefined && lastEventId.trim() !== '') {
+    const id = lastEventId.trim()
+    if (!/^\d{1,15}$/.test(id)) throw new Validation('Last-Event-ID must be a seq (a non-negative integer)')
+    return Number(id)
+  }
+  return after ?? 0
+}
+
+/** Live connections, ended together when the app closes. */
+export type StreamSet = Set<SseConnection>
+
+function open (registry: SessionRegistry, streams: StreamSet, req: FastifyRequest, reply: FastifyReply): SseConnection {
+  const conn = new SseConnection(req, reply, registry.streamOptions)
+  streams.add(conn)
+  conn.onClose(() => { streams.delete(conn) })
+  conn.onClose(registry.onShutdown(() => { conn.end() }))
+  return conn
+}
+
+/**
+ * `GET /v1/sessions/{id}/events`: subscribes first (an unknown session is a 404 before the
+ * stream starts), then streams in the background.
+ */
+export async function streamSession (
+  registry: SessionRegistry, streams: StreamSet, req: FastifyRequest, reply: FastifyReply,
+  id: string, after: number, blobs: BlobMode | undefined
+): Promise<void> {
+  const events: SessionEvent[] = []
+  let conn: SseConnection | undefined
+  const unsubscribe = await registry.subscribe(id, (event) => {
+    if (event.type !== 'append') events.push(event)
+    conn?.wake()
+  })
+  conn = open(registry, streams, req, reply)
+  conn.onClose(unsubscribe)
+  pumpSession(registry, conn, id, after, blobs, events).catch((err: unknown) => {
+    req.log.error({ err, sessionId: id }, 'session stream failed')
+    conn?.end()
+  })
+}
+
+async function pumpSession (
+  registry: SessionRegistry, conn: SseConnection, id: string, after: number,
+  blobs: BlobMode | undefined, events: SessionEvent[]
+): Promise<void> {
+  let cursor = after
+  while (!conn.closed) {
+    let batch: unknown[] = []
+    let gone = false
+    try {
+      batch = await registry.readVisible(id, cursor, READ_BATCH)
+    } catch {
+      gone = true // deleted: its `deleted` event is queued
+    }
+    for (const entry of batch) {
+      cursor++
+      const text = encodeSse('entry', String(cursor), JSON.stringify(applyBlobMode(entry, blobs)))
+      if (!conn.send(text) && !await conn.drain()) return
+    }
+    for (let event = events.shift(); event !== undefined; event = events.shift()) {
+      if (!conn.send(encodeSessionEvent(event)) && !await conn.drain()) return
+      if (event.type === 'deleted') gone = true
+    }
+    if (gone) return conn.end()
+    if (batch.length > 0) continue
+    if (await conn.nextWake() === 'closed') return
+  }
+}
+
+function encodeSessionEvent (event: SessionEvent): string {
+  switch (event.type) {
+    case 'append': return '' // never queued: appends only wake the loop
+    case 'leaf': return encodeSse('leaf', undefined, JSON.stringify({ leafId: event.leafId }))
+    case 'session': return encodeSse('session', undefined, JSON.stringify(event.session))
+    case 'deleted': return encodeSse('deleted', undefined, JSON.stringify({ id: event.id }))
+  }
+}
+
+/** `GET /v1/events`: `session-created/updated/deleted` with a SessionInfo, for dashboards. */
+export function streamGlobal (registry: SessionRegistry, streams: StreamSet, req: FastifyRequest, reply: FastifyReply): void {
+  const queue: GlobalEvent[] = []
+  const conn = open(registry, streams, req, reply)
+  conn.onClose(registry.subscribeAll((event) => {
+    queue.push(event)
+    conn.wake()
+  }))
+  const pump = async (): Promise<void> => {
+    while (!conn.closed) {
+      for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
+        if (!conn.send(encodeSse(event.type, undefined, JSON.stringify(event.info))) && !await conn.drain()) return
+      }
+      if (await conn.nextWake() === 'closed') return
+    }
+  }
+  pump().catch((err: unknown) => {
+    req.log.error({ err }, 'event stream failed')
+    conn.end()
+  })
+}

@@ -1,0 +1,185 @@
+/**
+ * Server-Sent Events: the one encoder of the app (STYLE.md §12) and the connection that writes
+ * it. A connection hijacks the reply, sends `retry` first and keeps a heartbeat comment going
+ * while idle. Writers wait for `drain` when the socket pushes back; a subscriber that leaves its
+ * buffer full for too long, or whose backlog passes a hard limit, is disconnected rather than
+ * buffered without bound (API.md "Live stream": it resumes with Last-Event-ID).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+const LINE_BREAK = /\r\n|\r|\n/
+
+/** One event. `id` is omitted for events that must not move the client's Last-Event-ID. */
+export function encodeSse (event: string, id: string | undefined, data: string): string {
+  if (LINE_BREAK.test(event) || (id !== undefined && LINE_BREAK.test(id))) {
+    throw new TypeError('SSE event and id must be single-line')
+  }
+  const body = data.split(LINE_BREAK).map((line) => `data: ${line}`).join('\n')
+  return id === undefined ? `event: ${event}\n${body}\n\n` : `event: ${event}\nid: ${id}\n${body}\n\n`
+}
+
+/** A comment line, ignored by clients; keeps proxies from closing an idle stream. */
+export function encodeComment (text: string): string {
+  if (LINE_BREAK.test(text)) throw new TypeError('SSE comment must be single-line')
+  return `: ${text}\n\n`
+}
+
+/** The reconnection delay the client should use, in ms. */
+export function encodeRetry (ms: number): string {
+  return `retry: ${Math.max(0, Math.trunc(ms))}\n\n`
+}
+
+export interface SseOptions {
+  /** A `: ping` comment is written after this many ms without any output. */
+  heartbeatMs: number
+  /**
+   * A write attempted while more than this many bytes from earlier writes wait unsent cuts the
+   * subscriber off. One large event alone never does: the limit is on the backlog behind it.
+   */
+  maxBufferedBytes: number
+  /** A subscriber whose full buffer does not drain within this many ms is cut off. */
+  drainTimeoutMs: number
+  /** Reconnection delay announced first (default 1000). */
+  retryMs?: number
+}
+
+export type WakeReason = 'wake' | 'closed'
+
+/**
+ * A live `text/event-stream` response. `send` never blocks: the caller reads by cursor, so a
+ * subscriber cut off for being slow loses nothing and resumes where it stopped.
+ */
+export class SseConnection {
+  readonly #reply: FastifyReply
+  readonly #options: SseOptions
+  readonly #onClose: Array<() => void> = []
+  readonly #closeWaiters = new Set<() => void>()
+  readonly #heartbeat: NodeJS.Timeout
+  #closed = false
+  #dirty = false
+  #wake: ((reason: WakeReason) => void) | undefined
+
+  constructor (req: FastifyRequest, reply: FastifyReply, options: SseOptions) {
+    this.#reply = reply
+    this.#options = options
+    reply.hijack()
+    const raw = reply.raw
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-content-type-options': 'nosniff',
+      'x-accel-buffering': 'no',
+    })
+    raw.flushHeaders()
+    this.#heartbeat = setTimeout(() => { this.#ping() }, options.heartbeatMs)
+    // The response's `close` fires when the client goes away (the request's may fire as soon as
+    // its body has been read, which for a stream means nothing).
+    const closed = (): void => { this.#finish() }
+    raw.on('close', closed)
+    raw.on('error', closed)
+    if (req.raw.socket?.destroyed === true) this.#finish()
+    this.send(encodeRetry(options.retryMs ?? 1000))
+  }
+
+  get closed (): boolean { return this.#closed }
+
+  /** Runs `fn` once when the stream ends, however it ends. */
+  onClose (fn: () => void): void {
+    if (this.#closed) fn()
+    else this.#onClose.push(fn)
+  }
+
+  /**
+   * Writes encoded text. True when the socket wants more; false when it pushes back (call
+   * `drain()` before writing again) or the stream is closed. Writing while the socket already
+   * holds more than `maxBufferedBytes` unsent disconnects the subscriber instead.
+   */
+  send (text: string): boolean {
+    if (this.#closed) return false
+    const raw = this.#reply.raw
+    if (raw.writableNeedDrain && raw.writableLength > this.#options.maxBufferedBytes) {
+      this.#cut('backlog over the limit')
+      return false
+    }
+    const accepted = raw.write(text)
+    this.#heartbeat.refresh()
+    return accepted
+  }
+
+  /**
+   * Resolves true once the socket wants data again, false when the stream closed, including
+   * when the subscriber did not drain within `drainTimeoutMs` (it is then disconnected).
+   */
+  async drain (): Promise<boolean> {
+    const raw = this.#reply.raw
+    if (this.#closed) return false
+    if (!raw.writableNeedDrain) return true
+    return await new Promise<boolean>((resolve) => {
+      const done = (drained: boolean): void => {
+        clearTimeout(timer)
+        raw.off('drain', onDrain)
+        this.#closeWaiters.delete(onClose)
+        resolve(drained && !this.#closed)
+      }
+      const onDrain = (): void => { done(true) }
+      const onClose = (): void => { done(false) }
+      const timer = setTimeout(() => {
+        this.#cut('buffer not drained in time')
+        done(false)
+      }, this.#options.drainTimeoutMs)
+      raw.on('drain', onDrain)
+      this.#closeWaiters.add(onClose)
+    })
+  }
+
+  /** Wakes `nextWake`; a wake-up with nobody waiting is remembered for the next call. */
+  wake (): void {
+    const resolve = this.#wake
+    if (resolve === undefined) {
+      this.#dirty = true
+      return
+    }
+    this.#wake = undefined
+    resolve('wake')
+  }
+
+  /** Resolves on the next `wake()` (at once when one happened since the last call) or on close. */
+  async nextWake (): Promise<WakeReason> {
+    if (this.#closed) return 'closed'
+    if (this.#dirty) {
+      this.#dirty = false
+      return 'wake'
+    }
+    return await new Promise<WakeReason>((resolve) => { this.#wake = resolve })
+  }
+
+  /** Ends the response gracefully. */
+  end (): void {
+    if (this.#closed) return
+    this.#reply.raw.end()
+    this.#finish()
+  }
+
+  #cut (reason: string): void {
+    if (this.#closed) return
+    this.#reply.log.info({ buffered: this.#reply.raw.writableLength, reason }, 'slow SSE subscriber disconnected')
+    this.#reply.raw.destroy()
+    this.#finish()
+  }
+
+  #ping (): void {
+    if (this.#closed) return
+    this.send(encodeComment('ping'))
+  }
+
+  #finish (): void {
+    if (this.#closed) return
+    this.#closed = true
+    clearTimeout(this.#heartbeat)
+    const resolve = this.#wake
+    this.#wake = undefined
+    resolve?.('closed')
+    for (const fn of [...this.#closeWaiters]) fn()
+    for (const fn of this.#onClose.splice(0)) fn()
+  }
+}

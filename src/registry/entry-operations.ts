@@ -1,0 +1,172 @@
+/**
+ * The Entries operations of the registry (API.md "Entries"): paging, single reads, batch
+ * appends with group commit and idempotency, leaf moves, branch summaries, tree, branch and
+ * context. Reads take no lock; every mutation runs under the session's lock.
+ */
+import { createHash } from 'node:crypto'
+import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
+import { flatTree, type EntryIndex } from '../session/tree.js'
+import type { SessionContext, SessionEntryBase } from '../session/types.js'
+import { applyBlobMode } from './blob-refs.js'
+import { parseAppendBody, validateAppend, type AppendRequest } from './new-entries.js'
+import type { OpenSession } from './open-session.js'
+import type { RegistryCore } from './registry-core.js'
+import type { AppendResult, BlobMode, EntriesPage, TreeView } from './types.js'
+
+export interface AppendOptions {
+  ifMatch?: string
+  idempotencyKey?: string
+  blobs?: BlobMode
+}
+
+export async function entriesPage (core: RegistryCore, id: string, after: number, limit: number, blobs?: BlobMode): Promise<EntriesPage> {
+  return await core.use(id, (slot) => {
+    const m = slot.manager
+    const total = m.entryCount()
+    const entries = after >= total ? [] : m.entriesSlice(after, after + limit)
+    const end = after + entries.length
+    return { entries: applyBlobMode(entries, blobs), after, next: end < total ? end : null, total }
+  })
+}
+
+export async function getEntry (core: RegistryCore, id: string, entryId: string, blobs?: BlobMode): Promise<SessionEntryBase> {
+  return await core.use(id, (slot) => {
+    const entry = slot.manager.getEntry(entryId)
+    if (entry === undefined) throw new EntryNotFound(entryId)
+    return applyBlobMode(entry, blobs)
+  })
+}
+
+/**
+ * Appends a batch atomically: validated whole, then every entry appended in one synchronous
+ * run (contiguous seq), then made durable through the session's group commit. Returns the
+ * result and whether it is a replay of an earlier request with the same Idempotency-Key.
+ */
+export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<{ result: AppendResult, replayed: boolean }> {
+  const request = parseAppendBody(body)
+  const key = options.idempotencyKey
+  const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
+  return await core.use(id, async (slot) => {
+    let pending!: Promise<AppendResult>
+    let replayed = false
+    await slot.lock.run(() => {
+      if (slot.deleted) throw new SessionNotFound(id)
+      const prior = key === undefined ? undefined : slot.idempotency.get(key)
+      if (prior !== undefined) {
+        if (prior.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
+        pending = prior.result
+        replayed = true
+        return
+      }
+      core.assertIfMatch(slot, options.ifMatch)
+      pending = commitAppend(core, slot, appendNow(core, slot, request))
+      if (key === undefined) return
+      const remembered = { bodyHash, result: pending }
+      slot.idempotency.set(key, remembered)
+      pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
+    })
+    const result = await pending
+    return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, replayed }
+  })
+}
+
+/** Validates and appends synchronously; nothing is appended when anything is invalid. */
+function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest): Omit<AppendResult, 'persisted'> {
+  const m = slot.manager
+  throwIfLatched(slot)
+  validateAppend(request, (entryId) => m.getEntry(entryId) !== undefined)
+  const before = m.entryCount()
+  if (request.parentId === null) m.resetLeaf()
+  else if (request.parentId !== undefined) m.branch(request.parentId)
+  for (const entry of request.entries) m.appendEntry(entry)
+  core.touch(slot)
+  const entries = m.entriesSlice(before, m.entryCount())
+  return { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }
+}
+
+/** Waits until the appended entries are durable (or reports them as deferred). */
+async function commitAppend (core: RegistryCore, slot: OpenSession, appended: Omit<AppendResult, 'persisted'>): Promise<AppendResult> {
+  if (!slot.manager.isFlushed()) {
+    core.announceAppend(slot)
+    return { ...appended, persisted: false }
+  }
+  try {
+    await slot.commit(() => { core.announceAppend(slot) })
+  } catch (err) {
+    throw new StorageFailed(slot.id, { cause: err })
+  }
+  return { ...appended, persisted: true }
+}
+
+function throwIfLatched (slot: OpenSession): void {
+  const latched = slot.manager.getLatchedError()
+  if (latched !== undefined) throw new StorageFailed(slot.id, { cause: latched })
+}
+
+/** `PUT leaf`: moves the leaf (`null` = before the first entry). */
+export async function setLeaf (core: RegistryCore, id: string, leafId: string | null, ifMatch?: string): Promise<{ leafId: string | null, etag: string }> {
+  return await core.exclusive(id, ifMatch, (slot) => {
+    const m = slot.manager
+    if (leafId === null) m.resetLeaf()
+    else if (m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
+    else m.branch(leafId)
+    core.bumpRevision(id)
+    core.emit(id, { type: 'leaf', leafId: m.getLeafId() })
+    return { leafId: m.getLeafId(), etag: core.etag(slot) }
+  })
+}
+
+export interface BranchSummaryInput {
+  fromId: string | null
+  summary: string
+  details?: unknown
+  fromExtension?: boolean
+}
+
+/** `POST branch-summary`: `branchWithSummary`, durable before it answers. */
+export async function branchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<{ entry: SessionEntryBase, leafId: string | null }> {
+  return await core.use(id, async (slot) => {
+    const { pending } = await core.locked(slot, ifMatch, () => {
+      const m = slot.manager
+      throwIfLatched(slot)
+      if (input.fromId !== null && m.getEntry(input.fromId) === undefined) throw new EntryNotFound(input.fromId)
+      const before = m.entryCount()
+      m.branchWithSummary(input.fromId, input.summary, input.details, input.fromExtension)
+      core.touch(slot)
+      const entries = m.entriesSlice(before, m.entryCount())
+      // Wrapped: the commit is awaited outside the lock, so it can join a group commit.
+      return { pending: commitAppend(core, slot, { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }) }
+    })
+    const result = await pending
+    return { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId }
+  })
+}
+
+export async function tree (core: RegistryCore, id: string): Promise<TreeView> {
+  return await core.use(id, (slot) => {
+    const m = slot.manager
+    return { leafId: m.getLeafId(), nodes: flatTree(m.getEntries(), m.index() as EntryIndex, m.labels()) }
+  })
+}
+
+/** Root → `leafId` (default: the current leaf); an unknown `leafId` is `EntryNotFound`. */
+export async function branch (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<SessionEntryBase[]> {
+  return await core.use(id, (slot) => {
+    const m = slot.manager
+    if (leafId !== undefined && m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
+    return applyBlobMode(m.getBranch(leafId), blobs)
+  })
+}
+
+/** The context at `leafId` (default: the current leaf; unknown ids fall back, SPEC.md §7.2). */
+export async function context (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<SessionContext> {
+  return await core.use(id, (slot) => applyBlobMode(slot.manager.buildSessionContext(leafId), blobs))
+}
+
+/** Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`. */
+export async function readVisible (core: RegistryCore, id: string, after: number, max: number): Promise<SessionEntryBase[]> {
+  return await core.use(id, (slot) => {
+    const end = Math.min(slot.visibleCount(), after + max)
+    return end > after ? slot.manager.entriesSlice(after, end) : []
+  })
+}

@@ -1,0 +1,26 @@
+/**
+ * A FIFO async mutex: one per session, so writes to one session are serialized while other
+ * sessions proceed in parallel (never a global lock).
+ */
+export class Mutex {
+  #tail: Promise<void> = Promise.resolve()
+  #pending = 0
+
+  /** True while a holder runs or waiters are queued. */
+  get busy (): boolean { return this.#pending > 0 }
+
+  /** Runs `fn` once every earlier holder has finished; its result or error is passed through. */
+  async run<T> (fn: () => T | Promise<T>): Promise<T> {
+    const previous = this.#tail
+    let release!: () => void
+    this.#tail = new Promise<void>((resolve) => { release = resolve })
+    this.#pending++
+    try {
+      await previous
+      return await fn()
+    } finally {
+      this.#pending--
+      release()
+    }
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * Append bodies (API.md "Entries"): `{ entries: [NewEntry, …], parentId? }` or one NewEntry
+ * (which may carry `parentId` itself). A batch is validated whole before anything is appended,
+ * with the per-type fields of `entryFields` and the manager's own rules (SPEC.md §6.4), so that
+ * the appends that follow cannot fail half-way.
+ */
+import { Type, type TProperties } from '@sinclair/typebox'
+import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
+import { UnknownLabelTarget, UnknownParent, Validation } from '../errors.js'
+import { isObject } from '../session/guards.js'
+import { ENTRY_TYPES, entryFields, type EntryType } from '../session/types.js'
+import type { NewEntryFields } from '../session/session-manager.js'
+
+export interface AppendRequest {
+  entries: NewEntryFields[]
+  /** `undefined`: attach to the current leaf; `null`: a new root; else that entry. */
+  parentId?: string | null
+}
+
+/** Keys the server assigns (API.md: a NewEntry has no `id`, `parentId`, `timestamp`). */
+const ASSIGNED_KEYS = ['id', 'parentId', 'timestamp'] as const
+/** Roles only the model produces (SPEC.md §6.4 `appendMessage`). */
+const RESERVED_ROLES = new Set(['compactionSummary', 'branchSummary'])
+
+const checks = new Map<string, TypeCheck<ReturnType<typeof Type.Object>>>(ENTRY_TYPES.map((type: EntryType) => [
+  type,
+  TypeCompiler.Compile(Type.Object({ type: Type.Literal(type), ...(entryFields[type] as TProperties) }, { additionalProperties: true })),
+]))
+
+/** Reads either body form; throws `Validation` (400) for anything else. */
+export function parseAppendBody (body: unknown): AppendRequest {
+  if (!isObject(body)) throw new Validation('body must be an object')
+  if (Object.hasOwn(body, 'entries')) {
+    if (!Array.isArray(body.entries)) throw new Validation('entries must be an array')
+    return withParent({ entries: body.entries as NewEntryFields[] }, body.parentId)
+  }
+  if (typeof body.type !== 'string') throw new Validation('body must be {entries: [...]} or one entry with a type')
+  const { parentId, ...entry } = body
+  return withParent({ entries: [entry as NewEntryFields] }, parentId)
+}
+
+function withParent (request: AppendRequest, parentId: unknown): AppendRequest {
+  if (parentId === undefined) return request
+  if (parentId !== null && (typeof parentId !== 'string' || parentId === '')) {
+    throw new Validation('parentId must be a non-empty string or null')
+  }
+  request.parentId = parentId
+  return request
+}
+
+/**
+ * Checks a whole batch against the session (`exists` tells whether an entry id is known):
+ * 400 for a malformed entry, 422 for an unknown `parentId` or label target.
+ */
+export function validateAppend (request: AppendRequest, exists: (id: string) => boolean): void {
+  if (request.entries.length === 0) throw new Validation('entries must hold at least one entry')
+  request.entries.forEach((entry, i) => { validateEntry(entry, `entries/${i}`, exists) })
+  if (typeof request.parentId === 'string' && !exists(request.parentId)) throw new UnknownParent(request.parentId)
+}
+
+function validateEntry (entry: unknown, at: string, exists: (id: string) => boolean): void {
+  if (!isObject(entry)) throw new Validation(`${at} must be an object`)
+  for (const key of ASSIGNED_KEYS) {
+    if (Object.hasOwn(entry, key)) throw new Validation(`${at} must not have '${key}': the server assigns it`)
+  }
+  const check = typeof entry.type === 'string' ? checks.get(entry.type) : undefined
+  if (check === undefined) throw new Validation(`${at}/type must be one of ${ENTRY_TYPES.join(', ')}`)
+  if (!check.Check(entry)) {
+    const first = check.Errors(entry).First()
+    throw new Validation(`${at}${first?.path ?? ''} ${first?.message ?? 'is invalid'}`)
+  }
+  if (entry.type === 'message') {
+    const role = (entry.message as { role: string }).role
+    if (RESERVED_ROLES.has(role)) throw new Validation(`${at}/message/role '${role}' is reserved`)
+  }
+  if (entry.type === 'label' && !exists(entry.targetId as string)) throw new UnknownLabelTarget(entry.targetId as string)
+}

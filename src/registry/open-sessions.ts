@@ -1,0 +1,121 @@
+/**
+ * The sessions held in memory, at most `max` of them, least recently used evicted first
+ * (flush + close). A session is never evicted while a request uses it, while it has live
+ * subscribers, or while it is still deferred (it lives only in memory). Opening is
+ * single-flight: concurrent requests for one id share one `SessionManager.open`, so one file
+ * never has two managers (SPEC.md §6.1 service rule).
+ */
+import type { Logger } from '../session/logger.js'
+import type { SessionManager } from '../session/session-manager.js'
+import { OpenSession } from './open-session.js'
+
+export interface OpenSessionsOptions {
+  max: number
+  log: Logger
+  /** True when something outside this cache (SSE subscribers) needs the session loaded. */
+  pinned: (id: string) => boolean
+}
+
+export class OpenSessions {
+  /** Map order is recency order: the first entry is the least recently used. */
+  readonly #slots = new Map<string, OpenSession>()
+  readonly #opening = new Map<string, Promise<OpenSession>>()
+  readonly #closing = new Map<string, Promise<void>>()
+  readonly #options: OpenSessionsOptions
+
+  constructor (options: OpenSessionsOptions) {
+    this.#options = options
+  }
+
+  get size (): number { return this.#slots.size }
+  peek (id: string): OpenSession | undefined { return this.#slots.get(id) }
+  values (): IterableIterator<OpenSession> { return this.#slots.values() }
+
+  /**
+   * The open session `id`, loading it with `load` when needed; counts one user until `release`.
+   */
+  async acquire (id: string, load: () => Promise<{ manager: SessionManager, modifiedMs: number }>): Promise<OpenSession> {
+    for (;;) {
+      const slot = this.#slots.get(id) ?? await this.#open(id, load)
+      // Evicted between loading and now: load again rather than use a closed manager.
+      if (this.#slots.get(id) !== slot) continue
+      slot.users++
+      this.#touch(slot)
+      return slot
+    }
+  }
+
+  release (slot: OpenSession): void {
+    slot.users--
+    this.evictIfNeeded()
+  }
+
+  /** Adds a session that was just created (its manager is new and bound to no other slot). */
+  add (id: string, manager: SessionManager, modifiedMs: number): OpenSession {
+    const slot = new OpenSession(id, manager, modifiedMs)
+    this.#slots.set(id, slot)
+    this.evictIfNeeded()
+    return slot
+  }
+
+  /** Forgets `slot` without closing its manager (the caller does). */
+  remove (slot: OpenSession): void {
+    if (this.#slots.get(slot.id) === slot) this.#slots.delete(slot.id)
+  }
+
+  /** Closes least recently used sessions until at most `max` remain or none can go. */
+  evictIfNeeded (): void {
+    if (this.#slots.size <= this.#options.max) return
+    for (const slot of [...this.#slots.values()]) {
+      if (this.#slots.size <= this.#options.max) return
+      if (!this.#evictable(slot)) continue
+      this.#slots.delete(slot.id)
+      this.#close(slot)
+    }
+  }
+
+  /** Flushes and closes every session; errors are logged (they are latched per session). */
+  async closeAll (): Promise<void> {
+    const slots = [...this.#slots.values()]
+    this.#slots.clear()
+    for (const slot of slots) this.#close(slot)
+    await Promise.all([...this.#closing.values()])
+  }
+
+  #evictable (slot: OpenSession): boolean {
+    return slot.users === 0 && !slot.lock.busy && slot.manager.isFlushed() && !this.#options.pinned(slot.id)
+  }
+
+  #touch (slot: OpenSession): void {
+    if (this.#slots.get(slot.id) !== slot) return
+    this.#slots.delete(slot.id)
+    this.#slots.set(slot.id, slot)
+  }
+
+  #close (slot: OpenSession): void {
+    const previous = this.#closing.get(slot.id) ?? Promise.resolve()
+    const closing = previous.then(() => slot.manager.close()).catch((err: unknown) => {
+      this.#options.log.error({ err, sessionId: slot.id }, 'Closing a session failed')
+    }).finally(() => {
+      if (this.#closing.get(slot.id) === closing) this.#closing.delete(slot.id)
+    })
+    this.#closing.set(slot.id, closing)
+  }
+
+  async #open (id: string, load: () => Promise<{ manager: SessionManager, modifiedMs: number }>): Promise<OpenSession> {
+    let opening = this.#opening.get(id)
+    if (opening === undefined) {
+      opening = (async () => {
+        await this.#closing.get(id) // the previous manager of this file must be closed first
+        const existing = this.#slots.get(id)
+        if (existing !== undefined) return existing
+        const { manager, modifiedMs } = await load()
+        const slot = new OpenSession(id, manager, modifiedMs)
+        this.#slots.set(id, slot)
+        return slot
+      })().finally(() => { this.#opening.delete(id) })
+      this.#opening.set(id, opening)
+    }
+    return await opening
+  }
+}

@@ -1,0 +1,234 @@
+/**
+ * The state every registry operation shares: the id index, the open sessions, etag revisions,
+ * event listeners, and the helpers that run an operation against one session (`use`,
+ * `exclusive`). Operations themselves live in `session-operations.ts` and
+ * `entry-operations.ts`; the public face is `SessionRegistry`.
+ */
+import { randomBytes } from 'node:crypto'
+import { resolve } from 'node:path'
+import type { BlobStore } from '../blobs/types.js'
+import { PreconditionFailed, SessionNotFound, StorageFailed } from '../errors.js'
+import { silentLogger, type Logger } from '../session/logger.js'
+import type { ManagerOptions } from '../session/session-factories.js'
+import { SessionManager } from '../session/session-manager.js'
+import type { SessionStorage } from '../storage/types.js'
+import { computeEtag, ifMatchSatisfied } from './etag.js'
+import type { OpenSession } from './open-session.js'
+import { OpenSessions } from './open-sessions.js'
+import { infoView } from './session-info.js'
+import { SessionIndex, scanSessions } from './session-index.js'
+import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
+
+export interface RegistryOptions {
+  /** `DATA_DIR`; resolved against the working directory. */
+  dataDir: string
+  storage: SessionStorage
+  blobs: BlobStore
+  logger?: Logger
+  /** Most sessions kept loaded at once (default 1000). */
+  maxOpenSessions?: number
+  /** SSE tuning; the defaults suit production. */
+  streams?: Partial<StreamOptions>
+}
+
+export interface StreamOptions {
+  /** A comment line is sent after this many ms without output (API.md: at most 15 s). */
+  heartbeatMs: number
+  /** A subscriber whose unsent backlog exceeds this many bytes is disconnected. */
+  maxBufferedBytes: number
+  /** A subscriber that leaves its full buffer undrained this long is disconnected. */
+  drainTimeoutMs: number
+}
+
+export type SessionListener = (event: SessionEvent) => void
+export type GlobalListener = (event: GlobalEvent) => void
+
+export class RegistryCore {
+  readonly dataDir: string
+  readonly storage: SessionStorage
+  readonly blobs: BlobStore
+  readonly log: Logger
+  readonly streams: StreamOptions
+  index = new SessionIndex()
+  readonly open: OpenSessions
+  readonly ready: Promise<void>
+  indexed = false
+  shuttingDown = false
+  readonly listeners = new Map<string, Set<SessionListener>>()
+  readonly globalListeners = new Set<GlobalListener>()
+  readonly shutdownHooks = new Set<() => void>()
+  /** Per-session revision of leaf moves and header changes; outlives eviction (see etag.ts). */
+  readonly #revisions = new Map<string, number>()
+  readonly #bootId = randomBytes(6).toString('base64url')
+
+  constructor (options: RegistryOptions) {
+    this.dataDir = resolve(options.dataDir)
+    this.storage = options.storage
+    this.blobs = options.blobs
+    this.log = options.logger ?? silentLogger
+    this.streams = { heartbeatMs: 15_000, maxBufferedBytes: 4 * 1024 * 1024, drainTimeoutMs: 30_000, ...options.streams }
+    this.open = new OpenSessions({
+      max: options.maxOpenSessions ?? 1000,
+      log: this.log,
+      pinned: (id) => (this.listeners.get(id)?.size ?? 0) > 0,
+    })
+    this.ready = scanSessions(this.storage, this.dataDir, this.log).then((index) => {
+      for (const [id, path] of this.index.entries()) index.set(id, path) // created during the scan
+      this.index = index
+      this.indexed = true
+      this.log.info({ sessions: index.size }, 'session index built')
+    })
+    this.ready.catch((err: unknown) => { this.log.error({ err }, 'Building the session index failed') })
+  }
+
+  /** Options for every `SessionManager` factory call. */
+  managerOptions (terminalId?: string): ManagerOptions {
+    const options: ManagerOptions = { dataDir: this.dataDir, blobs: this.blobs, logger: this.log }
+    if (terminalId !== undefined) options.terminalId = terminalId
+    return options
+  }
+
+  /**
+   * Runs `fn` with the open session `id` (loading it if needed); the session is not evicted
+   * meanwhile. A latched persistence error surfaces as `StorageFailed` (507).
+   */
+  async use<T> (id: string, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
+    await this.ready
+    const slot = await this.open.acquire(id, async () => await this.#load(id))
+    try {
+      if (slot.deleted) throw new SessionNotFound(id)
+      return await fn(slot)
+    } catch (err) {
+      throw this.storageError(slot, err)
+    } finally {
+      this.open.release(slot)
+    }
+  }
+
+  /** `use` under the session's write lock, after checking `If-Match`. */
+  async exclusive<T> (id: string, ifMatch: string | undefined, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
+    return await this.use(id, async (slot) => await this.locked(slot, ifMatch, fn))
+  }
+
+  /** Runs `fn` under the session's write lock once the session still exists and `If-Match` holds. */
+  async locked<T> (slot: OpenSession, ifMatch: string | undefined, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
+    return await slot.lock.run(async () => {
+      if (slot.deleted) throw new SessionNotFound(slot.id)
+      this.assertIfMatch(slot, ifMatch)
+      return await fn(slot)
+    })
+  }
+
+  /** `StorageFailed` wrapping `err` when it is the session's latched error, else `err`. */
+  storageError (slot: OpenSession, err: unknown): unknown {
+    const latched = slot.manager.getLatchedError()
+    if (latched === undefined || (err !== latched && (err as { cause?: unknown })?.cause !== latched)) return err
+    if ((err as { code?: unknown }).code === 'SS_STORAGE_FAILED') return err
+    return new StorageFailed(slot.id, { cause: latched })
+  }
+
+  /** Indexes and holds a manager that was just created, and announces it. */
+  adopt (manager: SessionManager): OpenSession {
+    const id = manager.getSessionId()
+    const file = manager.getSessionFile()
+    if (file !== undefined) this.index.set(id, file)
+    const slot = this.open.add(id, manager, this.#mtime(file) ?? Date.now())
+    this.emitGlobal('session-created', this.info(slot))
+    return slot
+  }
+
+  assertIfMatch (slot: OpenSession, ifMatch: string | undefined): void {
+    if (!ifMatchSatisfied(ifMatch, this.etag(slot))) throw new PreconditionFailed(ifMatch ?? '')
+  }
+
+  etag (slot: OpenSession): string {
+    const m = slot.manager
+    const revision = this.#revisions.get(slot.id)
+    const stamp = revision === undefined ? '' : `${this.#bootId}:${revision}`
+    return computeEtag({ id: slot.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
+  }
+
+  /** Records a leaf move or header change (appends change the etag through the entry count). */
+  bumpRevision (id: string): void {
+    this.#revisions.set(id, (this.#revisions.get(id) ?? 0) + 1)
+  }
+
+  forget (id: string): void {
+    this.#revisions.delete(id)
+    this.index.delete(id)
+  }
+
+  view (slot: OpenSession): SessionView {
+    const m = slot.manager
+    return {
+      header: m.getHeader(),
+      leafId: m.getLeafId(),
+      entryCount: m.entryCount(),
+      messageCount: slot.summary().messageCount,
+      persisted: m.isFlushed(),
+      modified: new Date(slot.modifiedMs).toISOString(),
+      etag: this.etag(slot),
+    }
+  }
+
+  info (slot: OpenSession): SessionInfoView {
+    return infoView(slot.manager.getHeader(), slot.summary(), slot.modifiedMs)
+  }
+
+  /** Records a change of the session now. */
+  touch (slot: OpenSession): void {
+    slot.modifiedMs = Math.max(Date.now(), slot.modifiedMs + 1)
+  }
+
+  emit (id: string, event: SessionEvent): void {
+    const set = this.listeners.get(id)
+    if (set === undefined) return
+    for (const listener of [...set]) listener(event)
+  }
+
+  emitGlobal (type: GlobalEvent['type'], info: SessionInfoView): void {
+    for (const listener of [...this.globalListeners]) listener({ type, info })
+  }
+
+  /** Wakes the session's readers and tells dashboards, once new entries are visible. */
+  announceAppend (slot: OpenSession): void {
+    if (slot.deleted) return
+    this.emit(slot.id, { type: 'append' })
+    this.emitGlobal('session-updated', this.info(slot))
+  }
+
+  /** A header change: new etag, `session` event, `session-updated`. */
+  announceHeader (slot: OpenSession): void {
+    this.bumpRevision(slot.id)
+    this.touch(slot)
+    this.emit(slot.id, { type: 'session', session: this.view(slot) })
+    this.emitGlobal('session-updated', this.info(slot))
+  }
+
+  async #load (id: string): Promise<{ manager: SessionManager, modifiedMs: number }> {
+    const path = this.index.get(id)
+    // A file that vanished is not recreated: opening a missing path would start a new session.
+    if (path === undefined || !this.storage.existsSync(path)) {
+      if (path !== undefined) this.index.delete(id)
+      throw new SessionNotFound(id)
+    }
+    const manager = await SessionManager.open(path, undefined, this.storage, this.managerOptions())
+    if (manager.getSessionId() !== id) {
+      // The file was replaced since it was indexed; index it under the id it has now.
+      await manager.close().catch(() => {})
+      this.index.delete(id)
+      this.index.set(manager.getSessionId(), path)
+      throw new SessionNotFound(id)
+    }
+    return { manager, modifiedMs: this.#mtime(path) ?? Date.now() }
+  }
+
+  #mtime (path: string | undefined): number | undefined {
+    if (path === undefined) return undefined
+    try {
+      return this.storage.statSync(path).mtimeMs
+    } catch {
+      return undefined
+    }
+  }
+}

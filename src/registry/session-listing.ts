@@ -1,0 +1,112 @@
+/**
+ * `GET /v1/sessions` and `GET /v1/sessions/recent` (API.md "Sessions"). Listings come from the
+ * index: open sessions report their in-memory state (deferred ones included), the others are
+ * summarized from their files, cached by path until the file's mtime or size changes.
+ */
+import { dirname, join } from 'node:path'
+import { assertValidCwd, encodeCwd } from '../session/cwd.js'
+import { getRecentSessions } from '../session/discovery.js'
+import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
+import type { FileRecord } from '../session/types.js'
+import { compareListKeys, decodeCursor, encodeCursor, type ListKey } from './cursor.js'
+import { Lru } from './lru.js'
+import type { RegistryCore } from './registry-core.js'
+import { infoView, SessionSummary } from './session-info.js'
+import type { RecentSessionView, SessionInfoView, SessionList } from './types.js'
+
+export interface ListQuery {
+  cwd?: string
+  /** Default 50, at most 1000. */
+  limit?: number
+  cursor?: string
+  includeEmpty?: boolean
+}
+
+interface Listed extends ListKey { info: SessionInfoView }
+interface CachedFile { mtimeMs: number, size: number, header: FileRecord, summary: SessionSummary }
+
+const READ_CONCURRENCY = 32
+
+export class SessionListing {
+  readonly #core: RegistryCore
+  readonly #files = new Lru<string, CachedFile>(50_000)
+
+  constructor (core: RegistryCore) {
+    this.#core = core
+  }
+
+  async list (query: ListQuery): Promise<SessionList> {
+    const core = this.#core
+    const limit = Math.min(Math.max(query.limit ?? 50, 1), 1000)
+    const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
+    const dir = query.cwd === undefined ? undefined : this.#dirOf(query.cwd)
+    await core.ready
+    const candidates = [...core.index.entries()].filter(([, path]) => dir === undefined || dirname(path) === dir)
+    const listed: Listed[] = []
+    let next = 0
+    const worker = async (): Promise<void> => {
+      for (let i = next++; i < candidates.length; i = next++) {
+        const [id, path] = candidates[i] as [string, string]
+        const item = await this.#item(id, path)
+        if (item !== undefined && (query.includeEmpty === true || item.info.messageCount > 0)) listed.push(item)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, candidates.length) }, worker))
+    listed.sort(compareListKeys)
+    const start = after === undefined ? 0 : firstAfter(listed, after)
+    const page = listed.slice(start, start + limit)
+    const last = page[page.length - 1]
+    const more = start + page.length < listed.length
+    return { sessions: page.map((item) => item.info), nextCursor: more && last !== undefined ? encodeCursor(last) : null }
+  }
+
+  /** The newest sessions of `cwd`'s directory from prefix reads (SPEC.md §11.2); default 3. */
+  async recent (cwd: string, limit = 3): Promise<RecentSessionView[]> {
+    const found = await getRecentSessions(this.#core.storage, this.#dirOf(cwd), Math.min(Math.max(limit, 1), 1000))
+    return found.map((r) => ({ id: r.id, name: r.name, modified: r.mtime.toISOString() }))
+  }
+
+  #dirOf (cwd: string): string {
+    assertValidCwd(cwd)
+    return join(this.#core.dataDir, 'sessions', encodeCwd(cwd))
+  }
+
+  async #item (id: string, path: string): Promise<Listed | undefined> {
+    const slot = this.#core.open.peek(id)
+    if (slot !== undefined) return { id, modifiedMs: slot.modifiedMs, info: this.#core.info(slot) }
+    const file = await this.#read(path)
+    if (file === undefined) return undefined
+    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(file.header, file.summary, file.mtimeMs), id } }
+  }
+
+  async #read (path: string): Promise<CachedFile | undefined> {
+    const storage = this.#core.storage
+    try {
+      const { mtimeMs, size } = storage.statSync(path)
+      const cached = this.#files.get(path)
+      if (cached !== undefined && cached.mtimeMs === mtimeMs && cached.size === size) return cached
+      const records = parseJsonlLenient(await storage.readText(path))
+      const header = records[0]
+      if (!isValidHeader(header)) return undefined
+      const summary = new SessionSummary()
+      for (let i = 1; i < records.length; i++) summary.add(records[i] as FileRecord)
+      const file = { mtimeMs, size, header, summary }
+      this.#files.set(path, file)
+      return file
+    } catch {
+      return undefined
+    }
+  }
+}
+
+/** Index of the first item that sorts after `key` (binary search over the sorted list). */
+function firstAfter (items: readonly ListKey[], key: ListKey): number {
+  let lo = 0
+  let hi = items.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (compareListKeys(items[mid] as ListKey, key) <= 0) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}

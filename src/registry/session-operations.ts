@@ -1,0 +1,185 @@
+/**
+ * The Sessions operations of the registry (API.md "Sessions"): create, continue, read, rename,
+ * move, fork, export and delete. Import lives in `session-import.ts`, listings in
+ * `session-listing.ts`.
+ */
+import { dirname, join } from 'node:path'
+import { EntryNotFound, InvalidSessionId, SessionExists } from '../errors.js'
+import { resolveContinueTarget, writeBreadcrumb } from '../session/breadcrumbs.js'
+import { assertValidCwd, encodeCwd, sessionFileName } from '../session/cwd.js'
+import { nowIso } from '../session/ids.js'
+import { serializeRecord } from '../session/persist-transform.js'
+import { SessionManager } from '../session/session-manager.js'
+import type { FileRecord } from '../session/types.js'
+import { writeAtomically } from '../session/write-queue.js'
+import type { RegistryCore } from './registry-core.js'
+import { readSessionId } from './session-index.js'
+import type { SessionView } from './types.js'
+
+/** Ids a client may choose (API.md "Conventions"), minus the route words. */
+const CLIENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
+const ROUTE_WORDS = new Set(['recent', 'continue', 'import'])
+
+/** Throws `InvalidSessionId` (400) unless `id` is a session id a client may choose. */
+export function assertClientId (id: string): void {
+  if (!CLIENT_ID_RE.test(id)) throw new InvalidSessionId(`Session id must match ${CLIENT_ID_RE.source}`)
+  if (ROUTE_WORDS.has(id)) throw new InvalidSessionId(`Session id '${id}' is a route word`)
+}
+
+export interface CreateInput {
+  cwd: string
+  title?: string
+  parentSession?: string
+  id?: string
+}
+
+/** A new session: deferred in memory (no file) unless the client chose its id. */
+export async function create (core: RegistryCore, input: CreateInput): Promise<SessionView> {
+  await core.ready
+  if (input.id !== undefined) return await createWithId(core, input.id, input)
+  const m = await SessionManager.create(input.cwd, undefined, core.storage, core.managerOptions())
+  if (input.parentSession !== undefined) await m.newSession({ parentSession: input.parentSession })
+  if (input.title !== undefined) await m.setSessionName(input.title)
+  return core.view(core.adopt(m))
+}
+
+/**
+ * A session under a client-chosen id. The manager mints its own ids, so the header is written
+ * first (atomically) and then opened: such a session is persisted from the start.
+ */
+async function createWithId (core: RegistryCore, id: string, input: CreateInput): Promise<SessionView> {
+  assertClientId(id)
+  assertValidCwd(input.cwd)
+  if (!core.index.reserve(id)) throw new SessionExists(id)
+  try {
+    const timestamp = nowIso()
+    const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: input.cwd }
+    if (input.title !== undefined) header.title = input.title
+    if (input.parentSession !== undefined) header.parentSession = input.parentSession
+    const path = join(core.dataDir, 'sessions', encodeCwd(input.cwd), sessionFileName(timestamp, id))
+    if (core.storage.existsSync(path)) throw new SessionExists(id)
+    await writeAtomically(core.storage, path, serializeRecord(header))
+    const m = await SessionManager.open(path, undefined, core.storage, core.managerOptions())
+    return core.view(core.adopt(m))
+  } finally {
+    core.index.release(id)
+  }
+}
+
+/** `continueRecent` (SPEC.md §11.3) through the registry, so a file never gets a second manager. */
+export async function continueRecent (core: RegistryCore, cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
+  await core.ready
+  assertValidCwd(cwd)
+  const path = await resolveContinueTarget(core.storage, { dataDir: core.dataDir, cwd, terminalId })
+  const id = path === null ? undefined : core.index.idForPath(path) ?? await indexFile(core, path)
+  if (path !== null && id !== undefined) {
+    const session = await core.use(id, (slot) => core.view(slot))
+    if (terminalId !== undefined) await writeBreadcrumb(core.storage, core.dataDir, terminalId, cwd, path, core.log)
+    return { session, created: false }
+  }
+  const m = await SessionManager.create(cwd, undefined, core.storage, core.managerOptions(terminalId))
+  return { session: core.view(core.adopt(m)), created: true }
+}
+
+/** Adds a session file found outside the index (written by someone else since start-up). */
+async function indexFile (core: RegistryCore, path: string): Promise<string | undefined> {
+  const id = await readSessionId(core.storage, path)
+  if (id === undefined || core.index.has(id)) return undefined
+  core.index.set(id, path)
+  return id
+}
+
+export async function getSession (core: RegistryCore, id: string): Promise<SessionView> {
+  return await core.use(id, (slot) => core.view(slot))
+}
+
+/** `setSessionName`: rewrites a flushed file atomically; a deferred one carries it to its first flush. */
+export async function rename (core: RegistryCore, id: string, title: string, ifMatch?: string): Promise<SessionView> {
+  return await core.exclusive(id, ifMatch, async (slot) => {
+    await slot.manager.setSessionName(title)
+    slot.markRewritten()
+    core.announceHeader(slot)
+    return core.view(slot)
+  })
+}
+
+/** `moveTo`: same file name under the new cwd's directory; the index follows the file. */
+export async function move (core: RegistryCore, id: string, cwd: string, ifMatch?: string): Promise<SessionView> {
+  return await core.exclusive(id, ifMatch, async (slot) => {
+    const m = slot.manager
+    if (cwd === m.getCwd()) return core.view(slot)
+    try {
+      await m.moveTo(cwd)
+    } finally {
+      const file = m.getSessionFile()
+      if (file !== undefined) core.index.set(id, file)
+    }
+    slot.markRewritten()
+    core.announceHeader(slot)
+    return core.view(slot)
+  })
+}
+
+/**
+ * `fork` (every entry, the leaf kept) or, with `leafId`, `createBranchedSession`. Both replace
+ * the session of the manager they run on, so they run on a second manager loaded from the
+ * source file (which only reads it); a deferred source is persisted first for that.
+ */
+export async function fork (core: RegistryCore, id: string, leafId?: string, ifMatch?: string): Promise<SessionView> {
+  const copy = await core.exclusive(id, ifMatch, async (slot) => {
+    const m = slot.manager
+    if (leafId !== undefined && m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
+    if (m.isFlushed()) {
+      await m.flush()
+    } else {
+      await m.rewriteEntries()
+      slot.markRewritten()
+    }
+    const source = await SessionManager.open(m.getSessionFile() as string, m.getSessionDir(), core.storage, core.managerOptions())
+    try {
+      if (leafId !== undefined) {
+        await source.createBranchedSession(leafId)
+      } else {
+        const leaf = m.getLeafId()
+        if (leaf === null) source.resetLeaf()
+        else source.branch(leaf)
+        await source.fork()
+      }
+    } catch (err) {
+      await source.close().catch(() => {})
+      throw err
+    }
+    return source
+  })
+  return core.view(core.adopt(copy))
+}
+
+/** The stored file, after every queued write reached it; a deferred session as it would be written. */
+export async function exportJsonl (core: RegistryCore, id: string): Promise<string> {
+  return await core.exclusive(id, undefined, async (slot) => {
+    const m = slot.manager
+    if (!m.isFlushed()) return [m.getHeader(), ...m.getEntries()].map((r) => serializeRecord(r)).join('')
+    await m.flush()
+    return await core.storage.readText(m.getSessionFile() as string)
+  })
+}
+
+/** Closes the session, removes its file, then tells its subscribers and dashboards. */
+export async function remove (core: RegistryCore, id: string, ifMatch?: string): Promise<void> {
+  await core.exclusive(id, ifMatch, async (slot) => {
+    const m = slot.manager
+    const info = core.info(slot)
+    await m.close().catch((err: unknown) => { core.log.warn({ err, sessionId: id }, 'Closing a deleted session failed') })
+    const file = m.getSessionFile()
+    if (file !== undefined && core.storage.existsSync(file)) {
+      await core.storage.unlink(file)
+      await core.storage.syncDir(dirname(file)).catch(() => {})
+    }
+    slot.deleted = true
+    core.open.remove(slot)
+    core.forget(id)
+    core.emit(id, { type: 'deleted', id })
+    core.listeners.delete(id)
+    core.emitGlobal('session-deleted', info)
+  })
+}

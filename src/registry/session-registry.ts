@@ -1,0 +1,151 @@
+/**
+ * The sessions of this server, by id (API.md "Sessions", "Entries", "Live stream"). It owns the
+ * id index, opens `SessionManager`s on demand (at most `maxOpenSessions`, LRU), serializes
+ * writes per session, group-commits appends, and publishes events for SSE. Routes call this
+ * and nothing below it.
+ */
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import type { SessionEntryBase } from '../session/types.js'
+import * as entries from './entry-operations.js'
+import type { AppendOptions, BranchSummaryInput } from './entry-operations.js'
+import { RegistryCore, type GlobalListener, type RegistryOptions, type SessionListener, type StreamOptions } from './registry-core.js'
+import { importSession } from './session-import.js'
+import { SessionListing, type ListQuery } from './session-listing.js'
+import * as sessions from './session-operations.js'
+import type { CreateInput } from './session-operations.js'
+import type {
+  AppendResult, BlobMode, EntriesPage, RecentSessionView, SessionContext, SessionList, SessionView, TreeView,
+} from './types.js'
+
+export type { RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
+export * from './types.js'
+
+export class SessionRegistry {
+  readonly #core: RegistryCore
+  readonly #listing: SessionListing
+
+  constructor (options: RegistryOptions) {
+    this.#core = new RegistryCore(options)
+    this.#listing = new SessionListing(this.#core)
+  }
+
+  /** SSE tuning (heartbeat interval, per-subscriber buffer limit). */
+  get streamOptions (): StreamOptions { return this.#core.streams }
+
+  /** Resolves once the start-up index scan finished. */
+  async ready (): Promise<void> { await this.#core.ready }
+
+  /** Index built, not shutting down, and the data directory accepts a write. */
+  async isReady (): Promise<boolean> {
+    const core = this.#core
+    if (!core.indexed || core.shuttingDown) return false
+    const probe = join(core.dataDir, `.ready-${randomBytes(6).toString('hex')}`)
+    try {
+      await core.storage.writeText(probe, '')
+      await core.storage.unlink(probe)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  // ── Sessions ──────────────────────────────────────────────────────────────
+  create (input: CreateInput): Promise<SessionView> { return sessions.create(this.#core, input) }
+  list (query: ListQuery): Promise<SessionList> { return this.#listing.list(query) }
+  recent (cwd: string, limit?: number): Promise<RecentSessionView[]> { return this.#listing.recent(cwd, limit) }
+  continueRecent (cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
+    return sessions.continueRecent(this.#core, cwd, terminalId)
+  }
+
+  get (id: string): Promise<SessionView> { return sessions.getSession(this.#core, id) }
+  rename (id: string, title: string, ifMatch?: string): Promise<SessionView> { return sessions.rename(this.#core, id, title, ifMatch) }
+  move (id: string, cwd: string, ifMatch?: string): Promise<SessionView> { return sessions.move(this.#core, id, cwd, ifMatch) }
+  fork (id: string, leafId?: string, ifMatch?: string): Promise<SessionView> { return sessions.fork(this.#core, id, leafId, ifMatch) }
+  import (jsonl: string, options: { newId?: boolean } = {}): Promise<SessionView> {
+    return importSession(this.#core, jsonl, options.newId === true)
+  }
+
+  export (id: string): Promise<string> { return sessions.exportJsonl(this.#core, id) }
+  delete (id: string, ifMatch?: string): Promise<void> { return sessions.remove(this.#core, id, ifMatch) }
+
+  // ── Entries ───────────────────────────────────────────────────────────────
+  entries (id: string, after: number, limit: number, blobs?: BlobMode): Promise<EntriesPage> {
+    return entries.entriesPage(this.#core, id, after, limit, blobs)
+  }
+
+  entry (id: string, entryId: string, blobs?: BlobMode): Promise<SessionEntryBase> { return entries.getEntry(this.#core, id, entryId, blobs) }
+  append (id: string, body: unknown, options: AppendOptions = {}): Promise<{ result: AppendResult, replayed: boolean }> {
+    return entries.append(this.#core, id, body, options)
+  }
+
+  setLeaf (id: string, leafId: string | null, ifMatch?: string): Promise<{ leafId: string | null, etag: string }> {
+    return entries.setLeaf(this.#core, id, leafId, ifMatch)
+  }
+
+  branchSummary (id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<{ entry: SessionEntryBase, leafId: string | null }> {
+    return entries.branchSummary(this.#core, id, input, ifMatch, blobs)
+  }
+
+  tree (id: string): Promise<TreeView> { return entries.tree(this.#core, id) }
+  branch (id: string, leafId?: string, blobs?: BlobMode): Promise<SessionEntryBase[]> { return entries.branch(this.#core, id, leafId, blobs) }
+  context (id: string, leafId?: string, blobs?: BlobMode): Promise<SessionContext> { return entries.context(this.#core, id, leafId, blobs) }
+
+  // ── Live stream ───────────────────────────────────────────────────────────
+  /**
+   * Entries a subscriber may see after `after` (1-based seq), at most `max`: durable ones of a
+   * flushed session, all of a deferred one.
+   */
+  readVisible (id: string, after: number, max: number): Promise<SessionEntryBase[]> {
+    return entries.readVisible(this.#core, id, after, max)
+  }
+
+  /** Listens to one session (404 when unknown); the session stays loaded until unsubscribed. */
+  async subscribe (id: string, listener: SessionListener): Promise<() => void> {
+    const core = this.#core
+    return await core.use(id, () => {
+      let set = core.listeners.get(id)
+      if (set === undefined) core.listeners.set(id, set = new Set())
+      set.add(listener)
+      const listeners = set
+      return () => {
+        listeners.delete(listener)
+        if (listeners.size === 0 && core.listeners.get(id) === listeners) core.listeners.delete(id)
+        core.open.evictIfNeeded()
+      }
+    })
+  }
+
+  /** Listens to `session-created/updated/deleted` of every session. */
+  subscribeAll (listener: GlobalListener): () => void {
+    this.#core.globalListeners.add(listener)
+    return () => { this.#core.globalListeners.delete(listener) }
+  }
+
+  /** Runs `hook` on `shutdown()` (SSE streams end themselves there). Returns the unregister function. */
+  onShutdown (hook: () => void): () => void {
+    this.#core.shutdownHooks.add(hook)
+    return () => { this.#core.shutdownHooks.delete(hook) }
+  }
+
+  /** Number of live streams registered through `onShutdown`. */
+  get streamCount (): number { return this.#core.shutdownHooks.size }
+
+  /** Ends every live stream; the registry stops reporting ready. */
+  shutdown (): void {
+    this.#core.shuttingDown = true
+    for (const hook of [...this.#core.shutdownHooks]) hook()
+  }
+
+  /** Ends streams, then flushes, fsyncs and closes every open session. */
+  async close (): Promise<void> {
+    this.shutdown()
+    await this.#core.ready.catch(() => {})
+    await this.#core.open.closeAll()
+  }
+}
+
+/** The registry over `storage`; the index scan starts at once (`ready()` resolves when done). */
+export function createRegistry (options: RegistryOptions): SessionRegistry {
+  return new SessionRegistry(options)
+}

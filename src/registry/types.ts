@@ -1,0 +1,85 @@
+/**
+ * What the registry hands to the HTTP layer (API.md "Sessions", "Entries", "Live stream").
+ * Plain data: the route schemas in `routes/*.schema.ts` describe exactly these shapes.
+ */
+import type { SessionContext, SessionEntryBase, SessionHeader } from '../session/types.js'
+import type { FlatTreeNode } from '../session/tree.js'
+
+/** API.md "Session". */
+export interface SessionView {
+  /** The stored header object verbatim. */
+  header: SessionHeader
+  leafId: string | null
+  entryCount: number
+  messageCount: number
+  /** False while the session is held in memory under the deferral rule (SPEC.md §8.3). */
+  persisted: boolean
+  /** ISO 8601 instant of the last change. */
+  modified: string
+  /** Quoted, opaque; also the `ETag` header. */
+  etag: string
+}
+
+/** API.md "SessionInfo" (listing item). */
+export interface SessionInfoView {
+  id: string
+  cwd: string
+  title?: string
+  parentSession?: string
+  created: string
+  modified: string
+  messageCount: number
+  firstMessage: string
+  entryCount: number
+}
+
+/** API.md "RecentSession". */
+export interface RecentSessionView {
+  id: string
+  name: string
+  modified: string
+}
+
+export interface SessionList {
+  sessions: SessionInfoView[]
+  nextCursor: string | null
+}
+
+export interface EntriesPage {
+  entries: SessionEntryBase[]
+  after: number
+  next: number | null
+  total: number
+}
+
+export interface AppendResult {
+  entries: SessionEntryBase[]
+  leafId: string | null
+  firstSeq: number
+  lastSeq: number
+  /** Every entry of the batch is on disk and fsynced. */
+  persisted: boolean
+}
+
+export interface TreeView {
+  leafId: string | null
+  nodes: FlatTreeNode[]
+}
+
+export type { SessionContext, SessionEntryBase, FlatTreeNode }
+
+/** `inline` (default): image data as base64; `ref`: `blob:sha256:<hex>` refs as stored. */
+export type BlobMode = 'inline' | 'ref'
+
+/** Events of one session, for its SSE subscribers. */
+export type SessionEvent =
+  | { type: 'append' }
+  | { type: 'leaf', leafId: string | null }
+  | { type: 'session', session: SessionView }
+  | { type: 'deleted', id: string }
+
+/** Events of every session, for `GET /v1/events`. */
+export interface GlobalEvent {
+  type: 'session-created' | 'session-updated' | 'session-deleted'
+  info: SessionInfoView
+}

@@ -1,0 +1,30 @@
+/**
+ * The app every HTTP test builds: memory storage, memory blobs and the real session registry.
+ * Close it with `app.close()`; that also closes the registry.
+ */
+import { buildApp, type App, type AppDeps } from '../../src/app.js'
+import { MemoryBlobStore } from '../../src/blobs/index.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { createRegistry } from '../../src/registry/session-registry.js'
+import { MemorySessionStorage } from '../../src/storage/index.js'
+
+export interface TestAppOverrides extends Partial<Omit<AppDeps, 'config'>> {
+  config?: Partial<Config>
+}
+
+/** Defaults for tests: memory storage under a fixed, never-touched path. */
+export function testConfig (overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({ STORAGE: 'memory', DATA_DIR: '/session-store-test' }), ...overrides }
+}
+
+export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<App> {
+  const config = testConfig(overrides.config)
+  const storage = overrides.storage ?? new MemorySessionStorage()
+  const blobs = overrides.blobs ?? new MemoryBlobStore()
+  const registry = overrides.registry ?? createRegistry({
+    dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions,
+  })
+  const app = await buildApp({ config, storage, blobs, registry, logger: overrides.logger ?? false })
+  app.addHook('onClose', async () => { await registry.close() })
+  return app
+}

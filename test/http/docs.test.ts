@@ -1,0 +1,34 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { App } from '../../src/app.js'
+import { buildTestApp } from '../helpers/app.js'
+
+describe('docs routes', () => {
+  let app: App
+  beforeEach(async () => { app = await buildTestApp() })
+  afterEach(async () => { await app.close() })
+
+  it('GET /openapi.json serves the generated OpenAPI 3.1 document', async () => {
+    const res = await app.inject({ method: 'GET', url: '/openapi.json' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^application\/json/)
+    const doc = res.json()
+    expect(doc).toEqual(JSON.parse(JSON.stringify(app.swagger())))
+    expect(doc.openapi).toBe('3.1.0')
+    expect(doc.components.schemas.Problem).toMatchObject({ type: 'object', required: ['type', 'title', 'status', 'code'] })
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/healthz', '/readyz', '/v1/blobs', '/v1/blobs/sha256/{hex}']))
+    expect(doc.paths['/openapi.json']).toBeUndefined()
+  })
+
+  it('documents error responses as application/problem+json referencing Problem', async () => {
+    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json()
+    const notFound = doc.paths['/v1/blobs/sha256/{hex}'].get.responses['404']
+    expect(notFound.content).toEqual({ 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } })
+  })
+
+  it('GET /docs serves the HTML reference', async () => {
+    const res = await app.inject({ method: 'GET', url: '/docs' })
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toMatch(/^text\/html/)
+    expect(res.body).toContain('<html')
+  })
+})

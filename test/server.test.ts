@@ -1,0 +1,76 @@
+/** The real process: start-up, the DATA_DIR lock, and graceful shutdown on SIGTERM. */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { request } from 'undici'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+
+const ROOT = new URL('..', import.meta.url).pathname
+
+interface Server {
+  child: ChildProcess
+  stdout: string[]
+  stderr: string[]
+  exited: Promise<number | null>
+}
+
+function startServer (env: Record<string, string>): Server {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT, env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const stdout: string[] = []
+  const stderr: string[] = []
+  child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk.toString('utf8')))
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString('utf8')))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return { child, stdout, stderr, exited }
+}
+
+/** The address from the `session-store listening` log line. */
+async function listeningAddress (server: Server): Promise<string> {
+  for (let i = 0; i < 200; i++) {
+    for (const line of server.stdout.join('').split('\n')) {
+      if (line.includes('"session-store listening"')) return (JSON.parse(line) as { address: string }).address
+    }
+    if (server.child.exitCode !== null) break
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+  throw new Error(`server did not start: ${server.stdout.join('')}${server.stderr.join('')}`)
+}
+
+describe('src/server.ts', () => {
+  let dir: string
+  const running: Server[] = []
+  beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'ss-server-')) })
+  afterEach(async () => {
+    for (const s of running.splice(0)) if (s.child.exitCode === null) s.child.kill('SIGKILL')
+    await rm(dir, { recursive: true, force: true })
+  })
+
+  it('serves, refuses a second server on the same DATA_DIR, and stops cleanly on SIGTERM', async () => {
+    const first = startServer({ DATA_DIR: dir })
+    running.push(first)
+    const address = await listeningAddress(first)
+    const health = await request(`${address}/healthz`)
+    expect(await health.body.json()).toEqual({ status: 'ok' })
+    expect(existsSync(join(dir, '.lock'))).toBe(true)
+
+    const second = startServer({ DATA_DIR: dir })
+    running.push(second)
+    expect(await second.exited).toBe(1)
+    expect(second.stderr.join('')).toContain(`is in use by process ${first.child.pid}`)
+
+    first.child.kill('SIGTERM')
+    expect(await first.exited).toBe(0)
+    expect(existsSync(join(dir, '.lock'))).toBe(false)
+  })
+
+  it('refuses STORAGE=postgres with a clear message and exit code 1', async () => {
+    const server = startServer({ DATA_DIR: dir, STORAGE: 'postgres' })
+    running.push(server)
+    expect(await server.exited).toBe(1)
+    expect(server.stderr.join('')).toContain("STORAGE: 'postgres' is not available yet")
+  })
+})
