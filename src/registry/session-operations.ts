@@ -4,14 +4,12 @@
  * `session-listing.ts`.
  */
 import { dirname, join } from 'node:path'
-import { EntryNotFound, InvalidSessionId, SessionExists } from '../errors.js'
+import { InvalidSessionId, SessionExists } from '../errors.js'
 import { resolveContinueTarget, writeBreadcrumb } from '../session/breadcrumbs.js'
-import { assertValidCwd, encodeCwd, sessionFileName } from '../session/cwd.js'
-import { nowIso } from '../session/ids.js'
+import { assertValidCwd } from '../session/cwd.js'
 import { serializeRecord } from '../session/persist-transform.js'
+import type { CreateOptions } from '../session/session-factories.js'
 import { SessionManager } from '../session/session-manager.js'
-import type { FileRecord } from '../session/types.js'
-import { writeAtomically } from '../session/write-queue.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
 import type { SessionView } from './types.js'
@@ -33,36 +31,21 @@ export interface CreateInput {
   id?: string
 }
 
-/** A new session: deferred in memory (no file) unless the client chose its id. */
+/** A new session, deferred in memory (no file) until its first assistant message. */
 export async function create (core: RegistryCore, input: CreateInput): Promise<SessionView> {
   await core.ready
-  if (input.id !== undefined) return await createWithId(core, input.id, input)
-  const m = await SessionManager.create(input.cwd, undefined, core.storage, core.managerOptions())
-  if (input.parentSession !== undefined) await m.newSession({ parentSession: input.parentSession })
-  if (input.title !== undefined) await m.setSessionName(input.title)
-  return core.view(core.adopt(m))
-}
-
-/**
- * A session under a client-chosen id. The manager mints its own ids, so the header is written
- * first (atomically) and then opened: such a session is persisted from the start.
- */
-async function createWithId (core: RegistryCore, id: string, input: CreateInput): Promise<SessionView> {
-  assertClientId(id)
-  assertValidCwd(input.cwd)
-  if (!core.index.reserve(id)) throw new SessionExists(id)
+  const options: CreateOptions = { ...core.managerOptions() }
+  if (input.title !== undefined) options.title = input.title
+  if (input.parentSession !== undefined) options.parentSession = input.parentSession
+  if (input.id === undefined) return core.view(core.adopt(await SessionManager.create(input.cwd, undefined, core.storage, options)))
+  assertClientId(input.id)
+  if (!core.index.reserve(input.id)) throw new SessionExists(input.id)
   try {
-    const timestamp = nowIso()
-    const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: input.cwd }
-    if (input.title !== undefined) header.title = input.title
-    if (input.parentSession !== undefined) header.parentSession = input.parentSession
-    const path = join(core.dataDir, 'sessions', encodeCwd(input.cwd), sessionFileName(timestamp, id))
-    if (core.storage.existsSync(path)) throw new SessionExists(id)
-    await writeAtomically(core.storage, path, serializeRecord(header))
-    const m = await SessionManager.open(path, undefined, core.storage, core.managerOptions())
+    const m = await SessionManager.create(input.cwd, undefined, core.storage, { ...options, sessionId: input.id })
+    if (core.storage.existsSync(m.getSessionFile() as string)) throw new SessionExists(input.id)
     return core.view(core.adopt(m))
   } finally {
-    core.index.release(id)
+    core.index.release(input.id)
   }
 }
 
@@ -121,36 +104,11 @@ export async function move (core: RegistryCore, id: string, cwd: string, ifMatch
 }
 
 /**
- * `fork` (every entry, the leaf kept) or, with `leafId`, `createBranchedSession`. Both replace
- * the session of the manager they run on, so they run on a second manager loaded from the
- * source file (which only reads it); a deferred source is persisted first for that.
+ * `fork` (every entry, the leaf kept) or, with `leafId`, `createBranchedSession`, as a second
+ * session: the source stays open and unchanged (a deferred one stays deferred).
  */
 export async function fork (core: RegistryCore, id: string, leafId?: string, ifMatch?: string): Promise<SessionView> {
-  const copy = await core.exclusive(id, ifMatch, async (slot) => {
-    const m = slot.manager
-    if (leafId !== undefined && m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
-    if (m.isFlushed()) {
-      await m.flush()
-    } else {
-      await m.rewriteEntries()
-      slot.markRewritten()
-    }
-    const source = await SessionManager.open(m.getSessionFile() as string, m.getSessionDir(), core.storage, core.managerOptions())
-    try {
-      if (leafId !== undefined) {
-        await source.createBranchedSession(leafId)
-      } else {
-        const leaf = m.getLeafId()
-        if (leaf === null) source.resetLeaf()
-        else source.branch(leaf)
-        await source.fork()
-      }
-    } catch (err) {
-      await source.close().catch(() => {})
-      throw err
-    }
-    return source
-  })
+  const copy = await core.exclusive(id, ifMatch, async (slot) => await SessionManager.forkCopy(slot.manager, leafId))
   return core.view(core.adopt(copy))
 }
 

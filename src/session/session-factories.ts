@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path'
 import { FileBlobStore } from '../blobs/file-blob-store.js'
 import { MemoryBlobStore } from '../blobs/memory-blob-store.js'
 import type { BlobStore } from '../blobs/types.js'
-import { ForkSourceInvalid } from '../errors.js'
+import { EntryNotFound, ForkSourceInvalid, InvalidArgument } from '../errors.js'
 import { FileSessionStorage } from '../storage/file-session-storage.js'
 import { MemorySessionStorage } from '../storage/memory-session-storage.js'
 import { resolveInside } from '../storage/paths.js'
@@ -34,6 +34,16 @@ export interface ManagerOptions {
   fallbackCwd?: string
 }
 
+/** What `create` may preset on the new session's header (the service's `POST /v1/sessions`). */
+export interface CreateOptions extends ManagerOptions {
+  /** A caller-chosen session id instead of a new UUIDv7 (the caller checks its form). */
+  sessionId?: string
+  /** Header `parentSession` (§3.3: opaque lineage marker). */
+  parentSession?: string
+  /** Header `title`; it travels with the first flush like `setSessionName`. */
+  title?: string
+}
+
 function envFor (storage: SessionStorage | undefined, options: ManagerOptions, persist: boolean): ManagerEnv {
   const dataDir = resolve(options.dataDir ?? process.env.DATA_DIR ?? './data')
   if (options.terminalId !== undefined) assertValidTerminalId(options.terminalId)
@@ -49,12 +59,14 @@ function dirFor (env: ManagerEnv, cwd: string, sessionDir: string | undefined): 
 }
 
 /** §6.2 create: a new deferred session in memory; the breadcrumb, but no session file. */
-export async function create (cwd: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
+export async function create (cwd: string, sessionDir?: string, storage?: SessionStorage, options: CreateOptions = {}): Promise<SessionManager> {
   assertValidCwd(cwd)
   const env = envFor(storage, options, true)
   const dir = dirFor(env, cwd, sessionDir)
   env.storage.ensureDirSync(dir)
   const m = new SessionManager(env, cwd, dir)
+  if (options.sessionId !== undefined || options.parentSession !== undefined) m.startFresh(options.parentSession, undefined, options.sessionId)
+  if (options.title !== undefined) await m.setSessionName(options.title)
   await m.breadcrumb()
   return m
 }
@@ -123,4 +135,25 @@ export async function forkFrom (sourcePath: string, cwd: string, sessionDir?: st
   await m.queue.rewrite(m.sessionFile, m.state.records)
   await m.breadcrumb()
   return m
+}
+
+/**
+ * A new session copied from `source` as `source.fork()` (every record, the leaf kept) or, with
+ * `leafId`, `source.createBranchedSession(leafId)` would make it, written at once, while
+ * `source` itself stays as it is: its file is never read or written here, so a deferred source
+ * stays deferred. The service uses this to answer a fork with a second session.
+ */
+export async function forkCopy (source: SessionManager, leafId?: string): Promise<SessionManager> {
+  if (leafId !== undefined && source.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
+  source.queue.throwIfLatched()
+  if (!source.env.persist) throw new InvalidArgument('forkCopy needs a persisting session')
+  const copy = new SessionManager(source.env, source.cwd, source.sessionDir)
+  copy.state.replace(structuredClone(source.state.records))
+  copy.state.leafId = source.state.leafId
+  copy.sessionName = source.sessionName
+  copy.sessionFile = source.sessionFile
+  // Bound to the source's path only until the operation below rebinds it; nothing is queued.
+  if (leafId === undefined) await copy.fork()
+  else await copy.createBranchedSession(leafId)
+  return copy
 }

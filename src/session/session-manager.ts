@@ -20,7 +20,7 @@ import type {
 } from './types.js'
 import { WriteQueue } from './write-queue.js'
 import * as factories from './session-factories.js'
-import type { ManagerOptions } from './session-factories.js'
+import type { CreateOptions, ManagerOptions } from './session-factories.js'
 import * as lifecycle from './session-lifecycle.js'
 
 /** What a manager needs from its surroundings, resolved once by the factories. */
@@ -60,8 +60,16 @@ export class SessionManager {
   // ── Factories (§6.2); implemented in session-factories.ts ─────────────────
 
   /** A new session in memory, deferred until its first assistant message; writes no file. */
-  static create (cwd: string, sessionDir?: string, storage?: SessionStorage, options?: ManagerOptions): Promise<SessionManager> {
+  static create (cwd: string, sessionDir?: string, storage?: SessionStorage, options?: CreateOptions): Promise<SessionManager> {
     return factories.create(cwd, sessionDir, storage, options)
+  }
+
+  /**
+   * A second session made from `source` the way `source.fork()` (or, with `leafId`,
+   * `createBranchedSession(leafId)`) would, leaving `source` untouched.
+   */
+  static forkCopy (source: SessionManager, leafId?: string): Promise<SessionManager> {
+    return factories.forkCopy(source, leafId)
   }
 
   /** Loads (migrating if needed) or creates the session file at `path` (§5.3). */
@@ -95,12 +103,11 @@ export class SessionManager {
   }
 
   /**
-   * Replaces the session with a new, empty one: new UUIDv7, header `{type, version: 3, id,
+   * Replaces the session with a new, empty one: new UUIDv7 (or `id`), header `{type, version: 3, id,
    * timestamp, cwd}` (+ `parentSession`), leaf `null`, not flushed, path in `sessionDir`.
    * @internal
    */
-  startFresh (parentSession?: string, path?: string): void {
-    const id = createSessionId()
+  startFresh (parentSession?: string, path?: string, id = createSessionId()): void {
     const timestamp = nowIso()
     const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: this.cwd }
     if (parentSession !== undefined) header.parentSession = parentSession

@@ -102,13 +102,13 @@ describe('POST /v1/sessions/{id}/fork', () => {
     expect(entries.json().entries.map((e: { id: string }) => e.id)).toEqual(ids)
   })
 
-  it('persists a deferred source first', async () => {
+  it('forks a deferred source into a written copy while the source stays deferred', async () => {
     const s = await createSession(app)
     await append(app, s.header.id, message(user('only a user message')))
     const res = await app.inject({ method: 'POST', url: `/v1/sessions/${s.header.id}/fork`, payload: {} })
     expect(res.statusCode).toBe(201)
-    expect(res.json().entryCount).toBe(1)
-    expect((await getSession(app, s.header.id)).persisted).toBe(true)
+    expect(res.json()).toMatchObject({ entryCount: 1, persisted: true, header: { parentSession: s.header.id } })
+    expect((await getSession(app, s.header.id)).persisted).toBe(false)
   })
 
   it('answers 404 for an unknown leafId or session, 412 when stale', async () => {

@@ -9,7 +9,7 @@ import { type SessionInfoView, type SessionView } from '../../src/registry/sessi
 import { encodeCwd } from '../../src/session/cwd.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
-import { createSession, getSession, persistedSession } from './session-helpers.js'
+import { append, assistant, createSession, getSession, persistedSession, user } from './session-helpers.js'
 
 const DATA = testConfig().dataDir
 
@@ -37,11 +37,14 @@ describe('POST /v1/sessions', () => {
     expect(storage.listFilesSync(join(DATA, 'sessions', encodeCwd('/work/p')), '*.jsonl')).toEqual([])
   })
 
-  it('accepts a client-chosen id and writes its header at once', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/work/p', id: 'my-Session_1' } })
+  it('accepts a client-chosen id; the session is deferred like any other until an assistant message', async () => {
+    const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/work/p', id: 'my-Session_1', title: 'T' } })
     expect(res.statusCode).toBe(201)
-    expect(res.json()).toMatchObject({ header: { id: 'my-Session_1' }, persisted: true })
+    expect(res.json()).toMatchObject({ header: { id: 'my-Session_1', title: 'T' }, persisted: false })
     expect((await getSession(app, 'my-Session_1')).header.cwd).toBe('/work/p')
+    expect((await append(app, 'my-Session_1', { type: 'message', message: user() })).persisted).toBe(false)
+    expect((await append(app, 'my-Session_1', { type: 'message', message: assistant() })).persisted).toBe(true)
+    expect((await getSession(app, 'my-Session_1')).persisted).toBe(true)
   })
 
   it.each(['recent', 'continue', 'import', '-leading-dash', 'has space', 'x'.repeat(129), '../etc'])('rejects id %j with 400', async (id) => {
@@ -124,7 +127,9 @@ describe('GET /v1/sessions', () => {
 describe('GET /v1/sessions/recent', () => {
   it('returns RecentSession items of the cwd, header-only sessions included', async () => {
     const a = await persistedSession(app, '/r')
-    await createSession(app, { cwd: '/r', id: 'header-only', title: 'Named' })
+    const headerOnly = JSON.stringify({ type: 'session', version: 3, id: 'header-only', timestamp: new Date().toISOString(), cwd: '/r', title: 'Named' }) + '\n'
+    const imported = await app.inject({ method: 'POST', url: '/v1/sessions/import', headers: { 'content-type': 'application/x-ndjson' }, payload: headerOnly })
+    expect(imported.statusCode).toBe(201)
     const res = await app.inject({ method: 'GET', url: '/v1/sessions/recent?cwd=/r' })
     expect(res.statusCode).toBe(200)
     expect(res.json().sessions).toEqual([
