@@ -51,5 +51,4 @@ describe('README walk-through', () => {
     expect(outputs[4]).toContain('event: entry\nid: 2\n')
     expect(outputs[4]).not.toContain('id: 1\n')
   })
-
 })
