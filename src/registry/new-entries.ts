@@ -7,6 +7,7 @@
 import { Type, type TProperties } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { UnknownLabelTarget, UnknownParent, Validation } from '../errors.js'
+import { RESERVED_ROLES } from '../session/append-rules.js'
 import { isObject } from '../session/guards.js'
 import { ENTRY_TYPES, entryFields, type EntryType } from '../session/types.js'
 import type { NewEntryFields } from '../session/session-manager.js'
@@ -19,8 +20,6 @@ export interface AppendRequest {
 
 /** Keys the server assigns (API.md: a NewEntry has no `id`, `parentId`, `timestamp`). */
 const ASSIGNED_KEYS = ['id', 'parentId', 'timestamp'] as const
-/** Roles only the model produces (SPEC.md §6.4 `appendMessage`). */
-const RESERVED_ROLES = new Set(['compactionSummary', 'branchSummary'])
 
 const checks = new Map<string, TypeCheck<ReturnType<typeof Type.Object>>>(ENTRY_TYPES.map((type: EntryType) => [
   type,

@@ -33,6 +33,8 @@ export class OpenSession {
   /** Entries `[0, durable)` are known to be on disk and fsynced. */
   durable: number
   readonly #summary = new SessionSummary()
+  /** How many of the manager's entries the summary has seen. */
+  #summarized = 0
 
   constructor (id: string, manager: SessionManager, modifiedMs: number) {
     this.id = id
@@ -54,8 +56,9 @@ export class OpenSession {
   summary (): SessionSummary {
     const m = this.manager
     const count = m.entryCount()
-    if (this.#summary.consumed < count) {
-      for (const entry of m.entriesSlice(this.#summary.consumed, count)) this.#summary.add(entry)
+    if (this.#summarized < count) {
+      for (const entry of m.entriesSlice(this.#summarized, count)) this.#summary.add(entry)
+      this.#summarized = count
     }
     return this.#summary
   }

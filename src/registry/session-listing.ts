@@ -88,8 +88,7 @@ export class SessionListing {
       const records = parseJsonlLenient(await storage.readText(path))
       const header = records[0]
       if (!isValidHeader(header)) return undefined
-      const summary = new SessionSummary()
-      for (let i = 1; i < records.length; i++) summary.add(records[i] as FileRecord)
+      const summary = SessionSummary.of(records)
       const file = { mtimeMs, size, header, summary }
       this.#files.set(path, file)
       return file

@@ -6,7 +6,7 @@ import { EntryNotFound, InvalidArgument } from '../errors.js'
 import type { FileRecord } from './types.js'
 
 /** Roles only the model itself produces (§6.4 `appendMessage`). */
-const RESERVED_ROLES = new Set(['compactionSummary', 'branchSummary'])
+export const RESERVED_ROLES: ReadonlySet<string> = new Set(['compactionSummary', 'branchSummary'])
 
 /**
  * Validates the type-specific fields of a new entry and applies the defaults of §6.4. Returns a

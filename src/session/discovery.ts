@@ -4,9 +4,9 @@
  * "recent sessions" view that reads only a prefix of each file. Nothing here writes, migrates
  * or throws on bad files.
  */
-import { isObject } from './guards.js'
 import { parseJsonlLenient } from './parser.js'
 import { byPathDesc, listJsonlFiles } from './recent-sessions.js'
+import { NO_MESSAGES, SessionSummary } from './session-summary.js'
 import type { FileRecord } from './types.js'
 import type { SessionStorage } from '../storage/types.js'
 
@@ -47,7 +47,6 @@ export interface ListSessionsOptions {
   includeEmpty?: boolean
 }
 
-const NO_MESSAGES = '(no messages)'
 const READ_CONCURRENCY = 16
 
 /**
@@ -109,7 +108,7 @@ async function readInfo (
   const header = records[0]
   // §11.1 asks for a truthy id here, which is looser than the §5.2 string check.
   if (header === undefined || header.type !== 'session' || !header.id) return undefined
-  const summary = summarize(records)
+  const summary = SessionSummary.of(records, true)
   if (summary.messageCount === 0 && options.includeEmpty !== true) return undefined
   const info: SessionInfo = {
     path,
@@ -119,7 +118,7 @@ async function readInfo (
     modified,
     messageCount: summary.messageCount,
     firstMessage: summary.firstMessage ?? NO_MESSAGES,
-    allMessagesText: summary.texts.join(' '),
+    allMessagesText: (summary.texts ?? []).join(' '),
     entryCount: summary.entryCount,
     header,
   }
@@ -127,54 +126,6 @@ async function readInfo (
   if (title !== undefined) info.title = title
   if (typeof header.parentSession === 'string') info.parentSessionPath = header.parentSession
   return info
-}
-
-interface Summary {
-  messageCount: number
-  entryCount: number
-  firstMessage: string | undefined
-  texts: string[]
-  compactionTitle: string | undefined
-}
-
-/** One pass over the records after the header. */
-function summarize (records: FileRecord[]): Summary {
-  const s: Summary = { messageCount: 0, entryCount: 0, firstMessage: undefined, texts: [], compactionTitle: undefined }
-  for (let i = 1; i < records.length; i++) {
-    const record = records[i] as FileRecord
-    if (typeof record.type === 'string' && record.type !== 'session' &&
-      typeof record.id === 'string' && record.id !== '') s.entryCount++
-    if (record.type === 'compaction') {
-      // The last compaction decides, even when it has no shortSummary.
-      s.compactionTitle = typeof record.shortSummary === 'string' ? record.shortSummary : undefined
-    }
-    if (record.type !== 'message') continue
-    s.messageCount++
-    const message = asObject(record.message)
-    if (message?.role !== 'user' && message?.role !== 'assistant') continue
-    const text = messageText(message)
-    if (text === '') continue
-    s.texts.push(text)
-    if (message.role === 'user') s.firstMessage ??= text
-  }
-  return s
-}
-
-/** A string `content` as is; an array → the `text` of its `text` blocks joined with one space. */
-function messageText (message: FileRecord): string {
-  const content = message.content
-  if (typeof content === 'string') return content
-  if (!Array.isArray(content)) return ''
-  const parts: string[] = []
-  for (const block of content) {
-    const b = asObject(block)
-    if (b?.type === 'text' && typeof b.text === 'string') parts.push(b.text)
-  }
-  return parts.join(' ')
-}
-
-function asObject (value: unknown): FileRecord | undefined {
-  return isObject(value) ? value : undefined
 }
 
 /** Maps with at most `limit` calls in flight, keeping input order. */
