@@ -90,25 +90,25 @@ describe('writeBreadcrumb / readBreadcrumb (§2.4)', () => {
 })
 
 describe('resolveContinueTarget (§11.3, scenario 92)', () => {
-  it('92: a valid breadcrumb wins over a newer session', async () => {
+  it('§12.92 a valid breadcrumb wins over a newer session', async () => {
     await writeBreadcrumb(storage, data.dir, 'pts-3', CWD, older, recordingLog())
     expect(await resolveFor('pts-3')).toBe(older)
     // Without the terminal id the newest session wins.
     expect(await resolveFor()).toBe(newer)
   })
 
-  it('92: a breadcrumb with a different cwd is ignored and the newest session wins', async () => {
+  it('§12.92 a breadcrumb with a different cwd is ignored and the newest session wins', async () => {
     await writeBreadcrumb(storage, data.dir, 'pts-3', '/work/pi/', older, recordingLog())
     expect(await resolveFor('pts-3')).toBe(newer)
   })
 
-  it('92: a breadcrumb naming a deleted file is ignored and the newest session wins', async () => {
+  it('§12.92 a breadcrumb naming a deleted file is ignored and the newest session wins', async () => {
     await writeBreadcrumb(storage, data.dir, 'pts-3', CWD, older, recordingLog())
     fs.unlinkSync(older)
     expect(await resolveFor('pts-3')).toBe(newer)
   })
 
-  it('92: with no breadcrumb and no session the result is null (the caller creates one)', async () => {
+  it('§12.92 with no breadcrumb and no session the result is null (the caller creates one)', async () => {
     fs.rmSync(dir, { recursive: true })
     expect(await resolveFor('pts-3')).toBeNull()
     expect(await resolveFor()).toBeNull()

@@ -27,7 +27,7 @@ beforeEach(() => {
 afterEach(() => data.cleanup())
 
 describe('list (§11.1)', () => {
-  it('85: list hides header-only sessions; findMostRecentSession still returns them', async () => {
+  it('§12.85 list hides header-only sessions; findMostRecentSession still returns them', async () => {
     const full = writeSession(storage, join(dir, 'a.jsonl'), [header(), msg('1', 'user', 'hi')])
     const empty = writeSession(storage, join(dir, 'b.jsonl'), [header()])
     setMtime(full, T0)
@@ -47,7 +47,7 @@ describe('list (§11.1)', () => {
     expect((await listSessions(storage, dir, { includeEmpty: true })).map((s) => s.path)).toEqual([ok])
   })
 
-  it('86: messageCount counts every message record; firstMessage falls back; title falls back to the last compaction shortSummary', async () => {
+  it('§12.86 messageCount counts every message record; firstMessage falls back; title falls back to the last compaction shortSummary', async () => {
     const h = header({ id: 'main', cwd: '/srv/app', parentSession: 'parent-id', timestamp: '2026-03-01T10:00:00.000Z' })
     const path = writeSession(storage, join(dir, 'main.jsonl'), [
       h,
@@ -81,7 +81,7 @@ describe('list (§11.1)', () => {
     })
   })
 
-  it('86: "(no messages)" without user text, header title beats compactions, non-string cwd is ""', async () => {
+  it('§12.86 "(no messages)" without user text, header title beats compactions, non-string cwd is ""', async () => {
     writeSession(storage, join(dir, 'a.jsonl'), [
       header({ title: 'Header title', cwd: 42 }),
       msg('1', 'assistant', 'only the assistant spoke'),
@@ -96,7 +96,7 @@ describe('list (§11.1)', () => {
     expect(info).not.toHaveProperty('parentSessionPath')
   })
 
-  it('86: no title and no compaction shortSummary leaves title absent', async () => {
+  it('§12.86 no title and no compaction shortSummary leaves title absent', async () => {
     writeSession(storage, join(dir, 'a.jsonl'), [
       header(),
       { type: 'compaction', id: 'c1', parentId: null, timestamp: 'x', summary: 's', shortSummary: 'early', tokensBefore: 1 },
@@ -108,7 +108,7 @@ describe('list (§11.1)', () => {
     expect(info).not.toHaveProperty('title')
   })
 
-  it('87: list sorts by mtime, newest first', async () => {
+  it('§12.87 list sorts by mtime, newest first', async () => {
     const paths = ['a', 'b', 'c'].map((n) => writeSession(storage, join(dir, `${n}.jsonl`), [header(), msg('1', 'user', n)]))
     setMtime(paths[0]!, T0 + 2000)
     setMtime(paths[1]!, T0)
@@ -116,7 +116,7 @@ describe('list (§11.1)', () => {
     expect((await listSessions(storage, dir)).map((s) => s.firstMessage)).toEqual(['a', 'c', 'b'])
   })
 
-  it('87: listAll includes sessions of every cwd directory (any depth), newest first', async () => {
+  it('§12.87 listAll includes sessions of every cwd directory (any depth), newest first', async () => {
     const a = writeSession(storage, join(sessions, '--work-pi--', 'a.jsonl'), [header(), msg('1', 'user', 'a')])
     const b = writeSession(storage, join(sessions, '--srv-app--', 'b.jsonl'), [header(), msg('1', 'user', 'b')])
     const c = writeSession(storage, join(sessions, '--srv-app--', 'nested', 'c.jsonl'), [header(), msg('1', 'user', 'c')])
@@ -131,7 +131,7 @@ describe('list (§11.1)', () => {
     expect(all.map((s) => s.path)).toEqual([b, d, a, c])
   })
 
-  it('87: listAll over the memory storage walks its implicit directories', async () => {
+  it('§12.87 listAll over the memory storage walks its implicit directories', async () => {
     const mem = new MemorySessionStorage()
     const root = '/data/sessions'
     const written = [

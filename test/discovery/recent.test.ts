@@ -27,13 +27,13 @@ beforeEach(() => {
 afterEach(() => data.cleanup())
 
 describe('findMostRecentSession (§11.2)', () => {
-  it('88: null for an empty or a missing directory', async () => {
+  it('§12.88 null for an empty or a missing directory', async () => {
     storage.ensureDirSync(dir)
     expect(await findMostRecentSession(storage, dir)).toBeNull()
     expect(await findMostRecentSession(storage, join(data.dir, 'missing'))).toBeNull()
   })
 
-  it('88: non-.jsonl and invalid-header files are ignored; the newest valid file wins', async () => {
+  it('§12.88 non-.jsonl and invalid-header files are ignored; the newest valid file wins', async () => {
     const old = writeSession(storage, join(dir, 'old.jsonl'), [header(), msg('1', 'user', 'a')])
     const valid = writeSession(storage, join(dir, 'valid.jsonl'), [header()])
     const invalid = writeSession(storage, join(dir, 'invalid.jsonl'), [{ type: 'session', id: 5 }, msg('1', 'user', 'a')])
@@ -51,7 +51,7 @@ describe('findMostRecentSession (§11.2)', () => {
     expect((await getRecentSessions(storage, dir, 10, T0)).map((r) => r.path)).toEqual([valid, old])
   })
 
-  it('88: a header longer than the 4096-byte prefix does not qualify', async () => {
+  it('§12.88 a header longer than the 4096-byte prefix does not qualify', async () => {
     const small = writeSession(storage, join(dir, 'small.jsonl'), [header()])
     const big = writeSession(storage, join(dir, 'big.jsonl'), [header({ pad: 'x'.repeat(5000) })])
     setMtime(small, T0)
@@ -61,7 +61,7 @@ describe('findMostRecentSession (§11.2)', () => {
 })
 
 describe('getRecentSessions (§11.2)', () => {
-  it('89: returns at most 3 by default, newest first, with id, mtime and timeAgo', async () => {
+  it('§12.89 returns at most 3 by default, newest first, with id, mtime and timeAgo', async () => {
     const mem = new MemorySessionStorage()
     const paths = [1, 2, 3, 4, 5].map((n) => writeSession(mem, `/d/s/${n}.jsonl`, [header({ id: `id-${n}` })]))
     const now = mem.statSync(paths[4]!).mtimeMs + 5 * 60_000
@@ -79,7 +79,7 @@ describe('getRecentSessions (§11.2)', () => {
     expect(await getRecentSessions(mem, '/d/s', 10, now)).toHaveLength(5)
   })
 
-  it('89: names follow title → first user text → id → file name', async () => {
+  it('§12.89 names follow title → first user text → id → file name', async () => {
     const mem = new MemorySessionStorage()
     const names = async (): Promise<string[]> => (await getRecentSessions(mem, '/d', 10)).map((r) => r.name)
     // Written oldest first; listing is newest first.
@@ -96,7 +96,7 @@ describe('getRecentSessions (§11.2)', () => {
     expect(await names()).toEqual(['blank-id', 'My title', 'Fixthe build', 'the-id', '2026-01-01T00-00-00-000Z_file-name'])
   })
 
-  it('89: only user text inside the prefix counts', async () => {
+  it('§12.89 only user text inside the prefix counts', async () => {
     const mem = new MemorySessionStorage()
     writeSession(mem, '/d/a.jsonl', [
       header({ id: 'prefix-id' }),
@@ -106,7 +106,7 @@ describe('getRecentSessions (§11.2)', () => {
     expect((await getRecentSessions(mem, '/d'))[0]?.name).toBe('prefix-id')
   })
 
-  it('89: longer names are cut to 39 code units plus …', async () => {
+  it('§12.89 longer names are cut to 39 code units plus …', async () => {
     const mem = new MemorySessionStorage()
     const forty = 'a'.repeat(40)
     const fortyOne = 'b'.repeat(41)
@@ -118,7 +118,7 @@ describe('getRecentSessions (§11.2)', () => {
     expect(long?.name).toHaveLength(40)
   })
 
-  it('90: names fixture pi-v1-before-compaction.jsonl from its first user message', async () => {
+  it('§12.90 names fixture pi-v1-before-compaction.jsonl from its first user message', async () => {
     const path = join(dir, '2025-12-09T00-53-29-825Z_ffae836b-9420-4060-ac13-7745215f90ff.jsonl')
     storage.ensureDirSync(dir)
     fs.copyFileSync(FIXTURE, path)
@@ -141,7 +141,7 @@ describe('sanitizeName (§11.2)', () => {
 
 describe('timeAgo (§11.2)', () => {
   const now = Date.UTC(2026, 2, 14, 12, 0, 0)
-  it('91: just now, 5m, 3h, 2d and a UTC date for 30 s, 5 min, 3 h, 2 d and 8 d', () => {
+  it('§12.91 just now, 5m, 3h, 2d and a UTC date for 30 s, 5 min, 3 h, 2 d and 8 d', () => {
     expect(timeAgo(now - 30_000, now)).toBe('just now')
     expect(timeAgo(now - 5 * 60_000, now)).toBe('5m ago')
     expect(timeAgo(now - 3 * 3_600_000, now)).toBe('3h ago')
@@ -149,7 +149,7 @@ describe('timeAgo (§11.2)', () => {
     expect(timeAgo(now - 8 * 86_400_000, now)).toBe('2026-03-06')
   })
 
-  it('91: rounds whole units down at the boundaries', () => {
+  it('§12.91 rounds whole units down at the boundaries', () => {
     expect(timeAgo(now - 59_999, now)).toBe('just now')
     expect(timeAgo(now - 60_000, now)).toBe('1m ago')
     expect(timeAgo(now - 3_599_999, now)).toBe('59m ago')
@@ -159,7 +159,7 @@ describe('timeAgo (§11.2)', () => {
     expect(timeAgo(now + 10_000, now)).toBe('just now')
   })
 
-  it('91: the date is the UTC date, whatever the local time zone', () => {
+  it('§12.91 the date is the UTC date, whatever the local time zone', () => {
     const saved = process.env.TZ
     process.env.TZ = 'Asia/Tokyo' // UTC+9: 23:30 UTC is already the next local day
     try {
