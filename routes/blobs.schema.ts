@@ -1,5 +1,9 @@
+/**
+ * Schemas of the blob routes (API.md "Blobs"). A 507 is a failure of the blob storage itself.
+ */
 import { Type } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { LocationHeader, requiredHeader } from '../src/schemas/responses.js'
 
 const HEX = '^[0-9a-f]{64}$'
 
@@ -21,8 +25,8 @@ const BINARY = { contentMediaType: 'application/octet-stream' }
 const SERVED_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/octet-stream']
 
 const CACHE_HEADERS = {
-  ETag: Type.String({ description: '`"<hex>"`' }),
-  'Cache-Control': Type.String({ description: '`public, max-age=31536000, immutable`' }),
+  ETag: requiredHeader(Type.String({ description: '`"<hex>"`' })),
+  'Cache-Control': requiredHeader(Type.String({ description: '`public, max-age=31536000, immutable`' })),
 }
 
 export const PutBlob = {
@@ -34,8 +38,8 @@ export const PutBlob = {
   body: RawBody,
   response: {
     200: { ...BlobInfo, description: 'Already stored' },
-    201: { ...BlobInfo, description: 'Stored' },
-    ...problemResponses(400, 413, 422),
+    201: { ...BlobInfo, description: 'Stored', headers: { Location: LocationHeader } },
+    ...problemResponses(400, 413, 422, 507),
   },
 }
 
@@ -45,8 +49,8 @@ export const PostBlob = {
   consumes: ['application/octet-stream', '*/*'],
   body: RawBody,
   response: {
-    201: { ...BlobInfo, description: 'Stored (or already stored)' },
-    ...problemResponses(413),
+    201: { ...BlobInfo, description: 'Stored (or already stored)', headers: { Location: LocationHeader } },
+    ...problemResponses(413, 507),
   },
 }
 
@@ -61,7 +65,7 @@ export const GetBlob = {
       headers: CACHE_HEADERS,
       content: Object.fromEntries(SERVED_TYPES.map((type) => [type, { schema: BINARY }])),
     },
-    304: { description: 'Not Modified', type: 'null' },
-    ...problemResponses(400, 404),
+    304: { description: 'Not Modified', type: 'null', headers: CACHE_HEADERS },
+    ...problemResponses(400, 404, 507),
   },
 }

@@ -5,11 +5,14 @@
  */
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
 import { AgentMessageSchema, ENTRY_TYPES, entryFields } from '../src/session/types.js'
 import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
 
 const EntryId = Type.String({ minLength: 1, description: 'Entry id' })
+/** In a path, any string: an entry id is only looked up, so one that cannot exist is not found (404). */
+const PathEntryId = Type.String({ description: 'Entry id' })
 const NullableEntryId = Type.Union([EntryId, Type.Null()])
 export const BlobsQuery = Type.Optional(Type.Union([Type.Literal('inline'), Type.Literal('ref')], {
   description: '`ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64)',
@@ -69,7 +72,10 @@ const AppendResult = Type.Object({
   persisted: Type.Boolean({ description: 'True: on disk and fsynced. False: held in memory until the first assistant message' }),
 }, { additionalProperties: false })
 
-const EntryParams = Type.Object({ id: SessionId, entryId: EntryId })
+const EntryParams = Type.Object({ id: SessionId, entryId: PathEntryId })
+
+/** A 2xx body about one session, sent with the session's `ETag`. */
+const withEtag = <T extends object>(schema: T, description: string) => ({ ...schema, description, headers: { ETag: ETagHeader } })
 
 export const GetEntries = {
   tags: ['entries'],
@@ -82,12 +88,12 @@ export const GetEntries = {
     blobs: BlobsQuery,
   }),
   response: {
-    200: Type.Object({
+    200: withEtag(Type.Object({
       entries: Type.Array(ref(Entry)),
       after: Type.Integer({ minimum: 0 }),
       next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
       total: Type.Integer({ minimum: 0 }),
-    }, { additionalProperties: false }),
+    }, { additionalProperties: false }), 'The page'),
     ...problemResponses(400, 404, 422, 507),
   },
 }
@@ -97,7 +103,7 @@ export const GetEntry = {
   summary: 'One entry',
   params: EntryParams,
   querystring: Type.Object({ blobs: BlobsQuery }),
-  response: { 200: ref(Entry), ...problemResponses(400, 404, 422, 507) },
+  response: { 200: withEtag(ref(Entry), 'The entry'), ...problemResponses(400, 404, 422, 507) },
 }
 
 export const AppendEntries = {
@@ -113,8 +119,12 @@ export const AppendEntries = {
   querystring: Type.Object({ blobs: BlobsQuery }),
   body: AppendBody,
   response: {
-    201: { ...AppendResult, headers: { 'Idempotent-Replayed': Type.Literal('true') } },
-    ...problemResponses(400, 404, 412, 413, 415, 422, 507),
+    201: {
+      ...AppendResult,
+      description: 'Appended (or, with `Idempotent-Replayed: true`, the first answer to this Idempotency-Key again)',
+      headers: { ETag: ETagHeader, 'Idempotent-Replayed': Type.Literal('true') },
+    },
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }
 
@@ -125,8 +135,8 @@ export const PutLeaf = {
   headers: IfMatchHeaders,
   body: Type.Object({ leafId: NullableEntryId }, { additionalProperties: false }),
   response: {
-    200: Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { additionalProperties: false }),
-    ...problemResponses(400, 404, 412, 422, 507),
+    200: withEtag(Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { additionalProperties: false }), 'Moved'),
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }
 
@@ -143,8 +153,8 @@ export const BranchSummary = {
     fromExtension: Type.Optional(Type.Boolean()),
   }, { additionalProperties: false }),
   response: {
-    201: Type.Object({ entry: ref(Entry), leafId: NullableEntryId }, { additionalProperties: false }),
-    ...problemResponses(400, 404, 412, 422, 507),
+    201: withEtag(Type.Object({ entry: ref(Entry), leafId: NullableEntryId }, { additionalProperties: false }), 'Appended'),
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }
 
@@ -153,7 +163,7 @@ export const GetTree = {
   summary: 'The tree as flat nodes in file order',
   params: IdParams,
   response: {
-    200: Type.Object({ leafId: NullableEntryId, nodes: Type.Array(ref(TreeNode)) }, { additionalProperties: false }),
+    200: withEtag(Type.Object({ leafId: NullableEntryId, nodes: Type.Array(ref(TreeNode)) }, { additionalProperties: false }), 'The tree'),
     ...problemResponses(404, 422, 507),
   },
 }
@@ -161,10 +171,11 @@ export const GetTree = {
 export const GetBranch = {
   tags: ['entries'],
   summary: 'The path root → leafId (default: the current leaf)',
+  description: 'Empty for an unknown `leafId` or a `null` leaf (SPEC.md `getBranch`).',
   params: IdParams,
   querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
   response: {
-    200: Type.Object({ entries: Type.Array(ref(Entry)) }, { additionalProperties: false }),
+    200: withEtag(Type.Object({ entries: Type.Array(ref(Entry)) }, { additionalProperties: false }), 'The path'),
     ...problemResponses(400, 404, 422, 507),
   },
 }
@@ -175,5 +186,5 @@ export const GetContext = {
   description: 'An unknown `leafId` falls back to the last entry (SPEC.md §7.2).',
   params: IdParams,
   querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
-  response: { 200: ref(SessionContext), ...problemResponses(400, 404, 422, 507) },
+  response: { 200: withEtag(ref(SessionContext), 'The context'), ...problemResponses(400, 404, 422, 507) },
 }

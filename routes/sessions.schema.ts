@@ -5,9 +5,11 @@
  */
 import { Type } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { BODY_ERRORS, ETagHeader, LocationHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
 
-export const SessionId = Type.String({ minLength: 1, maxLength: 512, description: 'Session id (a key of the session index)' })
+/** Any string: an id is only ever looked up, so one that cannot exist is simply not found (404). */
+export const SessionId = Type.String({ description: 'Session id (a key of the session index)' })
 const ClientSessionId = Type.String({
   pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$',
   description: 'A client-chosen id; not `recent`, `continue` or `import`',
@@ -60,14 +62,19 @@ export const RecentSession = Type.Object({
 }, { $id: 'RecentSession', additionalProperties: false })
 
 const SessionWithEtag = (description: string) => ({
-  ...ref(Session), description, headers: { ETag: Type.String() },
+  ...ref(Session), description, headers: { ETag: ETagHeader },
+})
+
+/** A 201 with the new session, its etag and its `Location`. */
+const CreatedSession = (description: string) => ({
+  ...ref(Session), description, headers: { Location: LocationHeader, ETag: ETagHeader },
 })
 
 export const CreateSession = {
   tags: ['sessions'],
   summary: 'Create a session',
-  description: 'A new session is held in memory until its first assistant message. With `id`, the client ' +
-    'chooses the id and the session file is written at once.',
+  description: 'A new session is held in memory until its first assistant message (`persisted: false`), ' +
+    'whether the server or the client (`id`) chooses its id.',
   body: Type.Object({
     cwd: Cwd,
     title: Type.Optional(Type.String()),
@@ -75,8 +82,8 @@ export const CreateSession = {
     id: Type.Optional(ClientSessionId),
   }, { additionalProperties: false }),
   response: {
-    201: { ...SessionWithEtag('Created'), headers: { Location: Type.String(), ETag: Type.String() } },
-    ...problemResponses(400, 409, 507),
+    201: CreatedSession('Created'),
+    ...problemResponses(...BODY_ERRORS, 409, 507),
   },
 }
 
@@ -102,6 +109,8 @@ export const ListSessions = {
 export const RecentSessions = {
   tags: ['sessions'],
   summary: 'The most recent sessions of a cwd, from prefix reads',
+  description: 'Header-only sessions are included, also those held in memory under the deferral rule ' +
+    '(no file yet). Names: title, else the first user text, else the id; at most 40 characters.',
   querystring: Type.Object({
     cwd: Cwd,
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 3' })),
@@ -121,8 +130,8 @@ export const ContinueSession = {
   }, { additionalProperties: false }),
   response: {
     200: SessionWithEtag('Resumed'),
-    201: { ...SessionWithEtag('Started'), headers: { Location: Type.String(), ETag: Type.String() } },
-    ...problemResponses(400, 422, 507),
+    201: CreatedSession('Started'),
+    ...problemResponses(...BODY_ERRORS, 422, 507),
   },
 }
 
@@ -139,7 +148,7 @@ export const PatchSession = {
   params: IdParams,
   headers: IfMatchHeaders,
   body: Type.Object({ title: Type.String() }, { additionalProperties: false }),
-  response: { 200: SessionWithEtag('Updated'), ...problemResponses(400, 404, 412, 422, 507) },
+  response: { 200: SessionWithEtag('Updated'), ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507) },
 }
 
 export const MoveSession = {
@@ -148,18 +157,20 @@ export const MoveSession = {
   params: IdParams,
   headers: IfMatchHeaders,
   body: Type.Object({ cwd: Cwd }, { additionalProperties: false }),
-  response: { 200: SessionWithEtag('Moved'), ...problemResponses(400, 404, 409, 412, 422, 507) },
+  response: { 200: SessionWithEtag('Moved'), ...problemResponses(...BODY_ERRORS, 404, 409, 412, 422, 507) },
 }
 
 export const ForkSession = {
   tags: ['sessions'],
   summary: 'Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session',
+  description: 'The body is optional: no body copies every entry.',
+  'x-optional-body': true,
   params: IdParams,
   headers: IfMatchHeaders,
   body: Type.Object({ leafId: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
   response: {
-    201: { ...SessionWithEtag('The new session'), headers: { Location: Type.String(), ETag: Type.String() } },
-    ...problemResponses(400, 404, 412, 422, 507),
+    201: CreatedSession('The new session'),
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }
 
@@ -171,8 +182,8 @@ export const ImportSession = {
   querystring: Type.Object({ newId: Type.Optional(Type.Boolean()) }),
   body: Type.String({ description: 'The session file: one JSON object per line, the header first' }),
   response: {
-    201: { ...SessionWithEtag('Imported'), headers: { Location: Type.String(), ETag: Type.String() } },
-    ...problemResponses(400, 409, 413, 415, 422, 507),
+    201: CreatedSession('Imported'),
+    ...problemResponses(...BODY_ERRORS, 409, 422, 507),
   },
 }
 
@@ -183,6 +194,7 @@ export const ExportSession = {
   response: {
     200: {
       description: 'The JSONL file as stored',
+      headers: { ETag: ETagHeader },
       content: { 'application/x-ndjson': { schema: Type.String() } },
     },
     ...problemResponses(404, 422, 507),

@@ -68,8 +68,8 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
-    const text = await app.registry.export(req.params.id)
-    return reply.type('application/x-ndjson; charset=utf-8').send(text)
+    const { value, etag } = await app.registry.export(req.params.id)
+    return reply.type('application/x-ndjson; charset=utf-8').header('etag', etag).send(value)
   })
 
   app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {

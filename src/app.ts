@@ -18,6 +18,7 @@ import bodyParsers from './plugins/body-parsers.js'
 import openapi from './plugins/openapi.js'
 import problem, { frameworkErrors } from './plugins/problem.js'
 import queryCoercion from './plugins/query-coercion.js'
+import serialization from './plugins/serialization.js'
 import type { SessionRegistry } from './registry/session-registry.js'
 import { registerSharedSchemas } from './schemas/shared.js'
 import type { SessionStorage } from './storage/types.js'
@@ -69,6 +70,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   app.addHook('preClose', async () => { deps.registry.shutdown() })
 
   await app.register(problem)
+  await app.register(serialization)
   await app.register(bodyParsers)
   await app.register(queryCoercion)
   await app.register(openapi)

@@ -50,6 +50,9 @@ export const InvalidBlobHash = createError(
   'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)
 export const InvalidSessionId = createError<[string]>('SS_INVALID_SESSION_ID', '%s', 400)
 export const RouteNotFound = createError<[string, string]>('SS_NOT_FOUND', 'Route %s %s not found', 404)
+/** A known path asked for with a method it does not answer; the answer lists the others in `Allow`. */
+export const MethodNotAllowed = createError<[string, string]>(
+  'SS_METHOD_NOT_ALLOWED', 'Method %s is not allowed for %s', 405)
 export const SessionNotFound = createError<[string]>('SS_SESSION_NOT_FOUND', "Session '%s' not found", 404)
 export const BlobNotFound = createError<[string]>('SS_BLOB_NOT_FOUND', 'Blob sha256:%s not found', 404)
 export const SessionExists = createError<[string]>('SS_SESSION_EXISTS', "Session '%s' already exists", 409)

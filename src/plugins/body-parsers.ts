@@ -1,15 +1,22 @@
 /**
- * Request bodies at the root scope. JSON is Fastify's own parser. JSONL bodies (session import,
- * API.md "Sessions") arrive as `application/x-ndjson`, `application/jsonl` or `text/plain` and
- * are parsed as one UTF-8 string, but only for a route that opts in, either with
- * `config: { textBody: true }` or with a string body schema. Any other route answers these types
- * 415, like every other non-JSON type. Blob routes replace all parsers in their own scope.
+ * Request bodies at the root scope. JSON is Fastify's own parser, except that an empty body is
+ * no body: a `DELETE` or a body-less fork sent with `Content-Type: application/json` is not a
+ * malformed request, and a route that needs a body still answers 400 through its schema. JSON
+ * and JSONL nested deeper than `MAX_JSON_DEPTH` are 400 (src/plugins/json-depth.ts).
+ * JSONL bodies (session import, API.md "Sessions") arrive as `application/x-ndjson`,
+ * `application/jsonl` or `text/plain` and are parsed as one UTF-8 string, but only for a route
+ * that opts in, either with `config: { textBody: true }` or with a string body schema. Any other
+ * route answers these types 415, like every other non-JSON type. Blob routes replace all parsers
+ * in their own scope.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { UnsupportedMediaType } from '../errors.js'
+import { InvalidJson, UnsupportedMediaType } from '../errors.js'
+import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js'
 
 export const TEXT_BODY_TYPES = ['application/x-ndjson', 'application/jsonl', 'text/plain'] as const
+
+const TOO_DEEP = `Body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels`
 
 /** True when the matched route takes a text body. */
 function acceptsText (req: FastifyRequest): boolean {
@@ -20,9 +27,18 @@ function acceptsText (req: FastifyRequest): boolean {
 }
 
 async function bodyParsers (app: FastifyInstance): Promise<void> {
+  const json = app.getDefaultJsonParser('error', 'error')
+  app.removeContentTypeParser('application/json')
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = body.toString()
+    if (text === '') done(null, undefined)
+    else if (nestedDeeperThan(text, MAX_JSON_DEPTH)) done(new InvalidJson(TOO_DEEP), undefined)
+    else json(req, text, done)
+  })
   app.addContentTypeParser([...TEXT_BODY_TYPES], { parseAs: 'string' }, (req, body, done) => {
-    if (acceptsText(req)) done(null, body)
-    else done(new UnsupportedMediaType(String(req.headers['content-type'])), undefined)
+    if (!acceptsText(req)) done(new UnsupportedMediaType(String(req.headers['content-type'])), undefined)
+    else if (nestedDeeperThan(body.toString(), MAX_JSON_DEPTH, true)) done(new InvalidJson(TOO_DEEP), undefined)
+    else done(null, body)
   })
 }
 

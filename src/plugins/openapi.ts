@@ -1,12 +1,14 @@
 /**
  * The OpenAPI 3.1 document generated from the route schemas (STYLE.md §5), served at
  * `GET /openapi.json`, and the human-readable reference at `GET /docs`. Registered before any
- * route so that every route is collected.
+ * route so that every route is collected; both routes are part of the document themselves.
  */
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
+import { Type } from '@sinclair/typebox'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
+import { finishOpenapiDocument } from './openapi-transform.js'
 
 /** Version of the HTTP contract (API.md "v1"), not of the package. */
 export const API_VERSION = '1.0.0'
@@ -17,7 +19,23 @@ const TAGS = [
   { name: 'events', description: 'Live Server-Sent Events streams' },
   { name: 'blobs', description: 'Content-addressed image bytes' },
   { name: 'health', description: 'Liveness and readiness' },
+  { name: 'docs', description: 'This document and its rendering' },
 ]
+
+const OpenapiDocument = {
+  tags: ['docs'],
+  summary: 'This OpenAPI 3.1 document',
+  response: {
+    200: {
+      description: 'The document',
+      content: {
+        'application/json': {
+          schema: Type.Object({ openapi: Type.String({ pattern: '^3\\.1\\.' }) }, { additionalProperties: true }),
+        },
+      },
+    },
+  },
+}
 
 async function openapi (app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -35,9 +53,13 @@ async function openapi (app: FastifyInstance): Promise<void> {
       // Components are named by `$id` (`Problem`), not `def-0` (STYLE.md §4).
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
+    transformObject: (input) => 'openapiObject' in input ? finishOpenapiDocument(input.openapiObject) : input.swaggerObject,
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  // Sent as a string: the document is passed through as is, never re-serialized by a schema.
+  app.get('/openapi.json', { schema: OpenapiDocument }, async (_req, reply) => {
+    return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()))
+  })
 }
 
 export default fp(openapi, { name: 'openapi', fastify: '5.x' })

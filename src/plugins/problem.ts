@@ -1,14 +1,17 @@
 /**
  * The one error handler and the one not-found handler of the app: every error leaves as
  * `application/problem+json` `{ type, title, status, code, detail? }` (API.md "Conventions").
- * A 5xx is logged with `{ err }` and never carries the error's message.
+ * A 5xx is logged with `{ err }` and never carries the error's message. A known path asked for
+ * with a method it does not answer is `405` with `Allow`; an unknown path is `404`.
  */
 import { STATUS_CODES } from 'node:http'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import {
-  FASTIFY_ERROR_CODES, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES, STORAGE_ERRNO_CODES,
+  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
+  STORAGE_ERRNO_CODES,
 } from '../errors.js'
+import { RouteMethods } from './route-methods.js'
 
 /** What an error answers with, before it becomes a body. */
 export interface ProblemFacts {
@@ -96,9 +99,18 @@ export function frameworkErrors (err: unknown, req: FastifyRequest, reply: Fasti
 }
 
 async function problem (app: FastifyInstance): Promise<void> {
+  const routes = new RouteMethods()
+  app.addHook('onRoute', (route: RouteOptions) => { routes.add(route.url, route.method) })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler((req, reply) => {
-    const err = new RouteNotFound(req.method, req.url.slice(0, 200))
+    const url = req.url.slice(0, 200)
+    const allowed = routes.allowed(req.url)
+    if (allowed.length > 0) {
+      const err = new MethodNotAllowed(req.method, url)
+      reply.header('allow', allowed.join(', '))
+      return sendProblem(reply, { status: 405, code: err.code, detail: err.message })
+    }
+    const err = new RouteNotFound(req.method, url)
     return sendProblem(reply, { status: 404, code: err.code, detail: err.message })
   })
 }

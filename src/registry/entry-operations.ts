@@ -7,11 +7,12 @@ import { createHash } from 'node:crypto'
 import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
 import { flatTree, type EntryIndex } from '../session/tree.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
+import { prepareAppendBlobs } from './append-blobs.js'
 import { applyBlobMode } from './blob-refs.js'
 import { parseAppendBody, validateAppend, type AppendRequest } from './new-entries.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
-import type { AppendResult, BlobMode, EntriesPage, TreeView } from './types.js'
+import type { Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 
 export interface AppendOptions {
   ifMatch?: string
@@ -19,8 +20,13 @@ export interface AppendOptions {
   blobs?: BlobMode
 }
 
-export async function entriesPage (core: RegistryCore, id: string, after: number, limit: number, blobs?: BlobMode): Promise<EntriesPage> {
-  return await core.use(id, (slot) => {
+/** Runs the synchronous read `fn` and tags its value with the etag of the state it read. */
+async function read<T> (core: RegistryCore, id: string, fn: (slot: OpenSession) => T): Promise<Tagged<T>> {
+  return await core.use(id, (slot) => ({ value: fn(slot), etag: core.etag(slot) }))
+}
+
+export async function entriesPage (core: RegistryCore, id: string, after: number, limit: number, blobs?: BlobMode): Promise<Tagged<EntriesPage>> {
+  return await read(core, id, (slot) => {
     const m = slot.manager
     const total = m.entryCount()
     const entries = after >= total ? [] : m.entriesSlice(after, after + limit)
@@ -29,8 +35,8 @@ export async function entriesPage (core: RegistryCore, id: string, after: number
   })
 }
 
-export async function getEntry (core: RegistryCore, id: string, entryId: string, blobs?: BlobMode): Promise<SessionEntryBase> {
-  return await core.use(id, (slot) => {
+export async function getEntry (core: RegistryCore, id: string, entryId: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase>> {
+  return await read(core, id, (slot) => {
     const entry = slot.manager.getEntry(entryId)
     if (entry === undefined) throw new EntryNotFound(entryId)
     return applyBlobMode(entry, blobs)
@@ -42,12 +48,13 @@ export async function getEntry (core: RegistryCore, id: string, entryId: string,
  * run (contiguous seq), then made durable through the session's group commit. Returns the
  * result and whether it is a replay of an earlier request with the same Idempotency-Key.
  */
-export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<{ result: AppendResult, replayed: boolean }> {
+export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<Appended & { replayed: boolean }> {
   const request = parseAppendBody(body)
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
-    let pending!: Promise<AppendResult>
+    await prepareAppendBlobs(request.entries, core.blobs, core.log)
+    let pending!: Promise<Appended>
     let replayed = false
     await slot.lock.run(() => {
       if (slot.deleted) throw new SessionNotFound(id)
@@ -65,13 +72,13 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
       slot.idempotency.set(key, remembered)
       pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
     })
-    const result = await pending
-    return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, replayed }
+    const { result, etag } = await pending
+    return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed }
   })
 }
 
 /** Validates and appends synchronously; nothing is appended when anything is invalid. */
-function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest): Omit<AppendResult, 'persisted'> {
+function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest): Unsettled {
   const m = slot.manager
   throwIfLatched(slot)
   validateAppend(request, (entryId) => m.getEntry(entryId) !== undefined)
@@ -80,22 +87,35 @@ function appendNow (core: RegistryCore, slot: OpenSession, request: AppendReques
   else if (request.parentId !== undefined) m.branch(request.parentId)
   for (const entry of request.entries) m.appendEntry(entry)
   core.touch(slot)
+  return appendedSince(core, slot, before)
+}
+
+/** An append before it is known to be durable: the result without `persisted`, and the etag. */
+interface Unsettled {
+  result: Omit<AppendResult, 'persisted'>
+  etag: string
+}
+
+/** What was appended after the first `before` entries, with the etag of the session now. */
+function appendedSince (core: RegistryCore, slot: OpenSession, before: number): Unsettled {
+  const m = slot.manager
   const entries = m.entriesSlice(before, m.entryCount())
-  return { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }
+  const result = { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }
+  return { result, etag: core.etag(slot) }
 }
 
 /** Waits until the appended entries are durable (or reports them as deferred). */
-async function commitAppend (core: RegistryCore, slot: OpenSession, appended: Omit<AppendResult, 'persisted'>): Promise<AppendResult> {
+async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag }: Unsettled): Promise<Appended> {
   if (!slot.manager.isFlushed()) {
     core.announceAppend(slot)
-    return { ...appended, persisted: false }
+    return { result: { ...result, persisted: false }, etag }
   }
   try {
     await slot.commit(() => { core.announceAppend(slot) })
   } catch (err) {
     throw new StorageFailed(slot.id, { cause: err })
   }
-  return { ...appended, persisted: true }
+  return { result: { ...result, persisted: true }, etag }
 }
 
 function throwIfLatched (slot: OpenSession): void {
@@ -124,7 +144,7 @@ export interface BranchSummaryInput {
 }
 
 /** `POST branch-summary`: `branchWithSummary`, durable before it answers. */
-export async function branchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<{ entry: SessionEntryBase, leafId: string | null }> {
+export async function branchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null }>> {
   return await core.use(id, async (slot) => {
     const { pending } = await core.locked(slot, ifMatch, () => {
       const m = slot.manager
@@ -133,34 +153,29 @@ export async function branchSummary (core: RegistryCore, id: string, input: Bran
       const before = m.entryCount()
       m.branchWithSummary(input.fromId, input.summary, input.details, input.fromExtension)
       core.touch(slot)
-      const entries = m.entriesSlice(before, m.entryCount())
       // Wrapped: the commit is awaited outside the lock, so it can join a group commit.
-      return { pending: commitAppend(core, slot, { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }) }
+      return { pending: commitAppend(core, slot, appendedSince(core, slot, before)) }
     })
-    const result = await pending
-    return { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId }
+    const { result, etag } = await pending
+    return { value: { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId }, etag }
   })
 }
 
-export async function tree (core: RegistryCore, id: string): Promise<TreeView> {
-  return await core.use(id, (slot) => {
+export async function tree (core: RegistryCore, id: string): Promise<Tagged<TreeView>> {
+  return await read(core, id, (slot) => {
     const m = slot.manager
     return { leafId: m.getLeafId(), nodes: flatTree(m.getEntries(), m.index() as EntryIndex, m.labels()) }
   })
 }
 
-/** Root → `leafId` (default: the current leaf); an unknown `leafId` is `EntryNotFound`. */
-export async function branch (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<SessionEntryBase[]> {
-  return await core.use(id, (slot) => {
-    const m = slot.manager
-    if (leafId !== undefined && m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
-    return applyBlobMode(m.getBranch(leafId), blobs)
-  })
+/** Root → `leafId` (default: the current leaf); `[]` for an unknown `leafId` (SPEC.md §6.6 `getBranch`). */
+export async function branch (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase[]>> {
+  return await read(core, id, (slot) => applyBlobMode(slot.manager.getBranch(leafId), blobs))
 }
 
 /** The context at `leafId` (default: the current leaf; unknown ids fall back, SPEC.md §7.2). */
-export async function context (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<SessionContext> {
-  return await core.use(id, (slot) => applyBlobMode(slot.manager.buildSessionContext(leafId), blobs))
+export async function context (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionContext>> {
+  return await read(core, id, (slot) => applyBlobMode(slot.manager.buildSessionContext(leafId), blobs))
 }
 
 /** Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`. */

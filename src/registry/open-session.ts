@@ -7,7 +7,7 @@ import type { SessionManager } from '../session/session-manager.js'
 import { Lru } from './lru.js'
 import { Mutex } from './mutex.js'
 import { SessionSummary } from './session-info.js'
-import type { AppendResult } from './types.js'
+import type { Appended } from './types.js'
 
 /** Idempotency-Keys remembered per session. */
 export const IDEMPOTENCY_KEYS = 1000
@@ -15,7 +15,8 @@ export const IDEMPOTENCY_KEYS = 1000
 export interface IdempotentAppend {
   /** SHA-256 of the request body. */
   bodyHash: string
-  result: Promise<AppendResult>
+  /** The first answer, replayed as is (body and etag). */
+  result: Promise<Appended>
 }
 
 export class OpenSession {

@@ -40,6 +40,14 @@ export interface StreamOptions {
   drainTimeoutMs: number
 }
 
+/**
+ * Now, in epoch milliseconds with a fractional part (like file mtimes), so that two changes in
+ * one millisecond still sort in the order they happened ("newest first").
+ */
+export function preciseNow (): number {
+  return performance.timeOrigin + performance.now()
+}
+
 export type SessionListener = (event: SessionEvent) => void
 export type GlobalListener = (event: GlobalEvent) => void
 
@@ -132,7 +140,7 @@ export class RegistryCore {
     const id = manager.getSessionId()
     const file = manager.getSessionFile()
     if (file !== undefined) this.index.set(id, file)
-    const slot = this.open.add(id, manager, this.#mtime(file) ?? Date.now())
+    const slot = this.open.add(id, manager, this.#mtime(file) ?? preciseNow())
     this.emitGlobal('session-created', this.info(slot))
     return slot
   }
@@ -177,7 +185,7 @@ export class RegistryCore {
 
   /** Records a change of the session now. */
   touch (slot: OpenSession): void {
-    slot.modifiedMs = Math.max(Date.now(), slot.modifiedMs + 1)
+    slot.modifiedMs = Math.max(preciseNow(), slot.modifiedMs + 0.001)
   }
 
   emit (id: string, event: SessionEvent): void {
@@ -220,7 +228,7 @@ export class RegistryCore {
       this.index.set(manager.getSessionId(), path)
       throw new SessionNotFound(id)
     }
-    return { manager, modifiedMs: this.#mtime(path) ?? Date.now() }
+    return { manager, modifiedMs: this.#mtime(path) ?? preciseNow() }
   }
 
   #mtime (path: string | undefined): number | undefined {

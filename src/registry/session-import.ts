@@ -51,7 +51,7 @@ export async function importSession (core: RegistryCore, text: string, newId: bo
 
 /** `forkFrom` a staging copy: new id, `parentSession` = the file's id, every entry kept. */
 async function importAsCopy (core: RegistryCore, records: FileRecord[], cwd: string): Promise<SessionView> {
-  const staging = join(core.dataDir, 'tmp', `import-${randomBytes(8).toString('hex')}.jsonl`)
+  const staging = join(core.dataDir, 'sessions', encodeCwd(cwd), `.import-${randomBytes(8).toString('hex')}.tmp`)
   await core.storage.writeText(staging, records.map((r) => serializeRecord(r)).join(''))
   try {
     const m = await SessionManager.forkFrom(staging, cwd, undefined, core.storage, core.managerOptions())

@@ -1,7 +1,8 @@
 /**
  * `GET /v1/sessions` and `GET /v1/sessions/recent` (API.md "Sessions"). Listings come from the
  * index: open sessions report their in-memory state (deferred ones included), the others are
- * summarized from their files, cached by path until the file's mtime or size changes.
+ * summarized from their files, cached by path until the file's mtime or size changes. Recent
+ * items come from prefix reads of the files plus the deferred sessions that have none yet.
  */
 import { dirname, join } from 'node:path'
 import { assertValidCwd, encodeCwd } from '../session/cwd.js'
@@ -10,6 +11,7 @@ import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
 import type { FileRecord } from '../session/types.js'
 import { compareListKeys, decodeCursor, encodeCursor, type ListKey } from './cursor.js'
 import { Lru } from './lru.js'
+import { deferredRecent, type RecentItem } from './recent-deferred.js'
 import type { RegistryCore } from './registry-core.js'
 import { infoView, SessionSummary } from './session-info.js'
 import type { RecentSessionView, SessionInfoView, SessionList } from './types.js'
@@ -60,10 +62,19 @@ export class SessionListing {
     return { sessions: page.map((item) => item.info), nextCursor: more && last !== undefined ? encodeCursor(last) : null }
   }
 
-  /** The newest sessions of `cwd`'s directory from prefix reads (SPEC.md §11.2); default 3. */
+  /**
+   * The newest sessions of `cwd`'s directory from prefix reads (SPEC.md §11.2), together with
+   * the deferred sessions held open there, which have no file yet; default 3.
+   */
   async recent (cwd: string, limit = 3): Promise<RecentSessionView[]> {
-    const found = await getRecentSessions(this.#core.storage, this.#dirOf(cwd), Math.min(Math.max(limit, 1), 1000))
-    return found.map((r) => ({ id: r.id, name: r.name, modified: r.mtime.toISOString() }))
+    const dir = this.#dirOf(cwd)
+    const max = Math.min(Math.max(limit, 1), 1000)
+    await this.#core.ready
+    const files = (await getRecentSessions(this.#core.storage, dir, max))
+      .map((r): RecentItem => ({ id: r.id, name: r.name, modifiedMs: r.mtime.getTime() }))
+    const items = [...files, ...deferredRecent(this.#core.open.values(), dir)]
+    items.sort((a, b) => b.modifiedMs - a.modifiedMs)
+    return items.slice(0, max).map((r) => ({ id: r.id, name: r.name, modified: new Date(r.modifiedMs).toISOString() }))
   }
 
   #dirOf (cwd: string): string {

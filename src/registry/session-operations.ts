@@ -12,7 +12,7 @@ import type { CreateOptions } from '../session/session-factories.js'
 import { SessionManager } from '../session/session-manager.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
-import type { SessionView } from './types.js'
+import type { SessionView, Tagged } from './types.js'
 
 /** Ids a client may choose (API.md "Conventions"), minus the route words. */
 const CLIENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
@@ -113,12 +113,14 @@ export async function fork (core: RegistryCore, id: string, leafId?: string, ifM
 }
 
 /** The stored file, after every queued write reached it; a deferred session as it would be written. */
-export async function exportJsonl (core: RegistryCore, id: string): Promise<string> {
+export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
   return await core.exclusive(id, undefined, async (slot) => {
     const m = slot.manager
-    if (!m.isFlushed()) return [m.getHeader(), ...m.getEntries()].map((r) => serializeRecord(r)).join('')
+    if (!m.isFlushed()) {
+      return { value: [m.getHeader(), ...m.getEntries()].map((r) => serializeRecord(r)).join(''), etag: core.etag(slot) }
+    }
     await m.flush()
-    return await core.storage.readText(m.getSessionFile() as string)
+    return { value: await core.storage.readText(m.getSessionFile() as string), etag: core.etag(slot) }
   })
 }
 

@@ -15,7 +15,7 @@ import { SessionListing, type ListQuery } from './session-listing.js'
 import * as sessions from './session-operations.js'
 import type { CreateInput } from './session-operations.js'
 import type {
-  AppendResult, BlobMode, EntriesPage, RecentSessionView, SessionContext, SessionList, SessionView, TreeView,
+  Appended, BlobMode, EntriesPage, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
 export type { RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
@@ -66,16 +66,22 @@ export class SessionRegistry {
     return importSession(this.#core, jsonl, options.newId === true)
   }
 
-  export (id: string): Promise<string> { return sessions.exportJsonl(this.#core, id) }
+  /** The stored file, tagged with the session's etag. */
+  export (id: string): Promise<Tagged<string>> { return sessions.exportJsonl(this.#core, id) }
   delete (id: string, ifMatch?: string): Promise<void> { return sessions.remove(this.#core, id, ifMatch) }
 
   // ── Entries ───────────────────────────────────────────────────────────────
-  entries (id: string, after: number, limit: number, blobs?: BlobMode): Promise<EntriesPage> {
+  // Reads and appends come tagged with the session's etag at that moment (the `ETag` header).
+  entries (id: string, after: number, limit: number, blobs?: BlobMode): Promise<Tagged<EntriesPage>> {
     return entries.entriesPage(this.#core, id, after, limit, blobs)
   }
 
-  entry (id: string, entryId: string, blobs?: BlobMode): Promise<SessionEntryBase> { return entries.getEntry(this.#core, id, entryId, blobs) }
-  append (id: string, body: unknown, options: AppendOptions = {}): Promise<{ result: AppendResult, replayed: boolean }> {
+  entry (id: string, entryId: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase>> {
+    return entries.getEntry(this.#core, id, entryId, blobs)
+  }
+
+  /** `replayed`: an earlier answer for the same Idempotency-Key and body, returned again. */
+  append (id: string, body: unknown, options: AppendOptions = {}): Promise<Appended & { replayed: boolean }> {
     return entries.append(this.#core, id, body, options)
   }
 
@@ -83,13 +89,19 @@ export class SessionRegistry {
     return entries.setLeaf(this.#core, id, leafId, ifMatch)
   }
 
-  branchSummary (id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<{ entry: SessionEntryBase, leafId: string | null }> {
+  branchSummary (id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null }>> {
     return entries.branchSummary(this.#core, id, input, ifMatch, blobs)
   }
 
-  tree (id: string): Promise<TreeView> { return entries.tree(this.#core, id) }
-  branch (id: string, leafId?: string, blobs?: BlobMode): Promise<SessionEntryBase[]> { return entries.branch(this.#core, id, leafId, blobs) }
-  context (id: string, leafId?: string, blobs?: BlobMode): Promise<SessionContext> { return entries.context(this.#core, id, leafId, blobs) }
+  tree (id: string): Promise<Tagged<TreeView>> { return entries.tree(this.#core, id) }
+  /** Root → `leafId` (default: the leaf); `[]` for an unknown id, as `getBranch` (SPEC.md §6.6). */
+  branch (id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase[]>> {
+    return entries.branch(this.#core, id, leafId, blobs)
+  }
+
+  context (id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionContext>> {
+    return entries.context(this.#core, id, leafId, blobs)
+  }
 
   // ── Live stream ───────────────────────────────────────────────────────────
   /**

@@ -61,6 +61,19 @@ export interface AppendResult {
   persisted: boolean
 }
 
+/** An append as answered: the result body and the session's etag right after the batch. */
+export interface Appended {
+  result: AppendResult
+  etag: string
+}
+
+/** A value read from one session, with the session's etag at the moment it was read. */
+export interface Tagged<T> {
+  value: T
+  /** The session's etag when `value` was read; sent as the `ETag` header. */
+  etag: string
+}
+
 export interface TreeView {
   leafId: string | null
   nodes: FlatTreeNode[]

@@ -110,14 +110,16 @@ describe('GET tree, branch, context', () => {
     expect(branch.json().entries).toHaveLength(100_000)
   }, 60_000)
 
-  it('branch: root → leaf, or root → leafId; 404 for an unknown leafId', async () => {
+  it('branch: root → leaf, or root → leafId; empty for an unknown leafId (getBranch)', async () => {
     const { session, ids } = await persistedSession(app)
     const side = await append(app, session.header.id, { parentId: ids[0], ...message(user('side')) })
     const current = await get(`/v1/sessions/${session.header.id}/branch`)
     expect(current.json().entries.map((e: SessionEntryBase) => e.id)).toEqual([ids[0], side.entries[0]?.id])
     const other = await get(`/v1/sessions/${session.header.id}/branch?leafId=${ids[1]}`)
     expect(other.json().entries.map((e: SessionEntryBase) => e.id)).toEqual(ids)
-    expect((await get(`/v1/sessions/${session.header.id}/branch?leafId=nope`)).statusCode).toBe(404)
+    const unknown = await get(`/v1/sessions/${session.header.id}/branch?leafId=nope`)
+    expect(unknown.statusCode).toBe(200)
+    expect(unknown.json()).toEqual({ entries: [] })
     expect((await get('/v1/sessions/nope/branch')).statusCode).toBe(404)
   })
 
