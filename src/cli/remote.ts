@@ -1,0 +1,83 @@
+/**
+ * The CLI's side of a running server (`--server <url>`): the SDK of `src/client/` for import,
+ * export and the live entry stream, with its errors turned into `CliError`s that carry the
+ * problem's `detail` and `code` (API.md "Conventions").
+ */
+import { createClient, SessionStoreError, type SessionStoreClient } from '../client/index.js'
+import { CliError, codeOf, messageOf, UsageError } from './args.js'
+
+/** What the CLI reports about an imported session (API.md "Session", abridged). */
+export interface ImportedSession {
+  id: string
+  entryCount: number
+}
+
+/**
+ * The server's base URL from `--server`, without a trailing slash.
+ * @throws UsageError unless it is an http(s) URL.
+ */
+export function parseServerUrl (raw: string): string {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new UsageError(`--server: not a URL: '${raw}'`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`--server: expected an http(s) URL, got '${raw}'`)
+  return url.href.replace(/\/+$/, '')
+}
+
+/**
+ * An SDK client for one `--server`. `call` turns error answers into
+ * `CliError('<detail> (HTTP <status> <code>)')` (keeping `code`) and network failures into
+ * `CliError('cannot reach <url>: …')`.
+ */
+export class Remote {
+  readonly client: SessionStoreClient
+
+  constructor (readonly base: string) {
+    this.client = createClient({ baseUrl: base })
+  }
+
+  async call<T> (fn: (client: SessionStoreClient) => Promise<T>): Promise<T> {
+    try {
+      return await fn(this.client)
+    } catch (err) {
+      throw this.error(err)
+    }
+  }
+
+  /** `err` as the CLI reports it. */
+  error (err: unknown): unknown {
+    if (err instanceof SessionStoreError) {
+      return Object.assign(new CliError(`${err.detail ?? err.title} (HTTP ${err.status} ${err.code})`), { code: err.code, status: err.status })
+    }
+    // undici and socket errors: `ECONNREFUSED`, `UND_ERR_CONNECT_TIMEOUT`, …
+    const code = codeOf(err)
+    if (code !== undefined && /^(E[A-Z]+|UND_ERR_\w+)$/.test(code)) return new CliError(`cannot reach ${this.base}: ${messageOf(err)}`)
+    return err
+  }
+
+  /** `POST /v1/sessions/import` with the file's text as `application/x-ndjson`. */
+  async importJsonl (bytes: Uint8Array, newId: boolean): Promise<ImportedSession> {
+    const session = await this.call(async (c) => await c.importSession(new TextDecoder().decode(bytes), { newId }))
+    return { id: session.header.id, entryCount: session.entryCount }
+  }
+
+  /** `GET /v1/sessions/{id}/export`: the stored file. */
+  async exportJsonl (id: string): Promise<Uint8Array> {
+    return Buffer.from(await this.call(async (c) => await c.exportSession(id)))
+  }
+
+  async close (): Promise<void> { await this.client.close().catch(() => {}) }
+}
+
+/** Runs `fn` with a `Remote` for `base`, closing its connections afterwards. */
+export async function withRemote<T> (base: string, fn: (remote: Remote) => Promise<T>): Promise<T> {
+  const remote = new Remote(base)
+  try {
+    return await fn(remote)
+  } finally {
+    await remote.close()
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Where `import` and `export` work: a running server (`--server <url>`, over HTTP) or a
+ * DATA_DIR on this machine (`--data-dir <dir>`, through the same registry code the server runs,
+ * holding the DATA_DIR lock). Exactly one of the two is required.
+ */
+import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { FileBlobStore } from '../blobs/index.js'
+import { SessionNotFound } from '../errors.js'
+import { scanSessions } from '../registry/session-index.js'
+import { createRegistry } from '../registry/session-registry.js'
+import { silentLogger } from '../session/logger.js'
+import { FileSessionStorage } from '../storage/index.js'
+import { stringFlag, UsageError, type Values } from './args.js'
+import { resolveDataDir, withDataDirLock } from './data-dir.js'
+import { parseServerUrl, withRemote, type ImportedSession } from './remote.js'
+
+/** The options every command with a target takes, for `parseArgs`. */
+export const TARGET_OPTIONS = {
+  server: { type: 'string' },
+  'data-dir': { type: 'string' },
+} as const
+
+const LOCK_HINT = 'stop that server or pass --server <url> to go through it'
+
+/** A server by base URL, or an absolute DATA_DIR path. */
+export type Target = { kind: 'server', url: string } | { kind: 'data-dir', dir: string }
+
+/**
+ * The target named by `--server` or `--data-dir`.
+ * @throws UsageError when both or neither are given, or the URL is not http(s).
+ */
+export function parseTarget (values: Values, cwd: string): Target {
+  const server = stringFlag(values, 'server')
+  const dataDir = stringFlag(values, 'data-dir')
+  if (server !== undefined && dataDir !== undefined) throw new UsageError('give either --server or --data-dir, not both')
+  if (server !== undefined) return { kind: 'server', url: parseServerUrl(server) }
+  if (dataDir !== undefined) return { kind: 'data-dir', dir: resolveDataDir(cwd, dataDir, false) }
+  throw new UsageError('missing --server <url> or --data-dir <dir>')
+}
+
+/** Imports session files one at a time, as `POST /v1/sessions/import` does. */
+export interface Importer {
+  import(bytes: Uint8Array, newId: boolean): Promise<ImportedSession>
+}
+
+/**
+ * Runs `fn` with an importer for `target`. On a DATA_DIR the lock is held and a registry is
+ * open for the whole run; it is closed (every session flushed and fsynced) before the lock goes.
+ */
+export async function withImporter<T> (target: Target, fn: (importer: Importer) => Promise<T>): Promise<T> {
+  if (target.kind === 'server') {
+    return await withRemote(target.url, async (remote) => await fn({ import: async (bytes, newId) => await remote.importJsonl(bytes, newId) }))
+  }
+  const dir = target.dir
+  return await withDataDirLock(dir, LOCK_HINT, async () => {
+    const registry = createRegistry({
+      dataDir: dir, storage: new FileSessionStorage(), blobs: new FileBlobStore(join(dir, 'blobs')), logger: silentLogger,
+    })
+    try {
+      await registry.ready()
+      return await fn({
+        async import (bytes, newId) {
+          const view = await registry.import(new TextDecoder().decode(bytes), { newId })
+          return { id: view.header.id, entryCount: view.entryCount }
+        },
+      })
+    } finally {
+      await registry.close()
+    }
+  })
+}
+
+/**
+ * The stored bytes of session `id`. A DATA_DIR is read as it is, under its lock: the file is
+ * found by header id the way the server's index finds it, and nothing is migrated or written.
+ * @throws SessionNotFound (`SS_SESSION_NOT_FOUND`) for an unknown id.
+ */
+export async function exportSession (target: Target, id: string): Promise<Uint8Array> {
+  if (target.kind === 'server') return await withRemote(target.url, async (remote) => await remote.exportJsonl(id))
+  const dir = resolveDataDir(target.dir, '.', true) // must exist: taking the lock would create it
+  return await withDataDirLock(dir, LOCK_HINT, async () => {
+    const index = await scanSessions(new FileSessionStorage(), dir, silentLogger)
+    const path = index.get(id)
+    if (path === undefined) throw new SessionNotFound(id)
+    return new Uint8Array(await readFile(path))
+  })
+}

@@ -1,0 +1,77 @@
+/**
+ * Runs the CLI the way a user does: `src/cli/main.ts` in a child process (through tsx, like
+ * `bin/session-store.js` does without a build), with its own stdout, stderr and exit code.
+ */
+import { spawn, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import type { Io, Output } from '../../src/cli/args.js'
+
+export const ROOT = join(import.meta.dirname, '..', '..')
+export const FIXTURES = '/work/shared/fixtures'
+export const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
+
+export interface CliRun {
+  child: ChildProcess
+  stdout: () => string
+  stderr: () => string
+  /** Resolves with the exit code (null when killed by a signal). */
+  exited: Promise<number | null>
+}
+
+/** Starts `session-store <args>`; the environment is the test's plus `env`. */
+export function startCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): CliRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const out: Buffer[] = []
+  const err: Buffer[] = []
+  child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
+  child.stderr!.on('data', (chunk: Buffer) => err.push(chunk))
+  const exited = once(child, 'close').then(([code]) => code as number | null)
+  return { child, stdout: () => Buffer.concat(out).toString('utf8'), stderr: () => Buffer.concat(err).toString('utf8'), exited }
+}
+
+/** Runs `session-store <args>` to the end. */
+export async function cli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  const run = startCli(args, options)
+  const code = await run.exited
+  return { code, stdout: run.stdout(), stderr: run.stderr() }
+}
+
+/** Polls `condition` every 25 ms until it holds; throws with `what` after `timeoutMs`. */
+export async function waitUntil (condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 25))
+  }
+}
+
+/** A TCP port that was free a moment ago. */
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const port = (server.address() as { port: number }).port
+  server.close()
+  await once(server, 'close')
+  return port
+}
+
+/** An `Io` over strings, for running `runCli` in this process. */
+export function memoryIo (env: Record<string, string | undefined> = {}, cwd = ROOT, tty = false, signal = new AbortController().signal): { io: Io, stdout: () => string, stderr: () => string } {
+  const sink = (chunks: string[]): Output => ({
+    write (chunk) { chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8')); return true },
+    once () { return undefined },
+    isTTY: tty,
+    columns: 60,
+  })
+  const out: string[] = []
+  const err: string[] = []
+  const io: Io = { stdout: sink(out), stderr: sink(err), env, cwd, signal }
+  return { io, stdout: () => out.join(''), stderr: () => err.join('') }
+}
