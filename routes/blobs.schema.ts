@@ -4,6 +4,8 @@
 import { Type } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { LocationHeader, requiredHeader } from '../src/schemas/responses.js'
+// Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
+import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 
 const HEX = '^[0-9a-f]{64}$'
 

@@ -9,6 +9,8 @@ import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
 import { AgentMessageSchema, ENTRY_TYPES, entryFields } from '../src/session/types.js'
 import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
+// Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
+import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 
 const EntryId = Type.String({ minLength: 1, description: 'Entry id' })
 /** In a path, any string: an entry id is only looked up, so one that cannot exist is not found (404). */

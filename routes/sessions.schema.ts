@@ -7,6 +7,8 @@ import { Type } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { BODY_ERRORS, ETagHeader, LocationHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
+// Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
+import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 
 /** Any string: an id is only ever looked up, so one that cannot exist is simply not found (404). */
 export const SessionId = Type.String({ description: 'Session id (a key of the session index)' })
