@@ -50,17 +50,58 @@ export function closeFd (fd: number): Promise<void> {
   })
 }
 
+export function ftruncateFd (fd: number, length: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.ftruncate(fd, length, (err) => { err === null || err === undefined ? resolve() : reject(err) })
+  })
+}
+
+/** The file's current size in bytes (`fstat`). */
+export function sizeOfFd (fd: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    fs.fstat(fd, (err, stats) => { err === null ? resolve(stats.size) : reject(err) })
+  })
+}
+
 /**
  * Writes every byte of `buf` to `fd`, looping over partial writes. A write that reports zero
  * bytes is the error `Short write` (`SS_SHORT_WRITE`). Not durable: sync afterwards.
+ * `progress.bytes` counts the bytes of `buf` that reached the file, also when it rejects.
  */
-export async function writeAll (fd: number, buf: Uint8Array): Promise<void> {
-  let offset = 0
-  while (offset < buf.length) {
-    const written = await writeFd(fd, buf, offset, buf.length - offset)
+export async function writeAll (fd: number, buf: Uint8Array, progress = { bytes: 0 }): Promise<void> {
+  while (progress.bytes < buf.length) {
+    const written = await writeFd(fd, buf, progress.bytes, buf.length - progress.bytes)
     if (written <= 0) throw new ShortWrite()
-    offset += written
+    progress.bytes += written
   }
+}
+
+/**
+ * `writeAll` that takes its bytes back when it fails: if part of `buf` reached the file before
+ * the error (a short write, then ENOSPC), the file is truncated to its length before this call
+ * and fdatasync'ed, so it never ends in a piece of `buf`. Rejects with the write's own error.
+ *
+ * Costs nothing on success: the old length is computed only on failure, as the size now minus
+ * the bytes written. That assumes `fd` is the file's only writer and writes at its end
+ * (`O_APPEND`, or a file written front to back), which holds for session files (one process per
+ * DATA_DIR, one writer per file). If the undo itself fails, the file keeps the fragment; it
+ * never ends in `"\n"`, so the loader treats it as a torn last line (SPEC.md §8.8).
+ */
+export async function writeAllOrUndo (fd: number, buf: Uint8Array): Promise<void> {
+  const progress = { bytes: 0 }
+  try {
+    await writeAll(fd, buf, progress)
+  } catch (err) {
+    if (progress.bytes > 0) await undoTail(fd, progress.bytes).catch(() => {})
+    throw err
+  }
+}
+
+/** Cuts the last `bytes` bytes off the file behind `fd` and makes the cut durable. */
+async function undoTail (fd: number, bytes: number): Promise<void> {
+  const size = await sizeOfFd(fd)
+  await ftruncateFd(fd, Math.max(0, size - bytes))
+  await fdatasyncFd(fd)
 }
 
 /**

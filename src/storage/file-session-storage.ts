@@ -2,13 +2,14 @@
  * `SessionStorage` on the real file system (SPEC.md §10.3). Appends are durable only after
  * `fsync()` (fdatasync); the first fsync of a writer that created its file also syncs the parent
  * directory; `rename` syncs the destination directory; `ensureDirSync` syncs the parent of every
- * directory it creates. Paths are used as given: confining them to `DATA_DIR` is the caller's job
- * (see `resolveInside` in `paths.ts`).
+ * directory it creates. A write that fails part-way (a short write, then ENOSPC) is undone, so a
+ * file never ends in part of a line this process wrote. Paths are used as given: confining them
+ * to `DATA_DIR` is the caller's job (see `resolveInside` in `paths.ts`).
  */
 import fs from 'node:fs'
 import { dirname, join } from 'node:path'
 import {
-  closeFd, ensureDirDurable, ensureDirDurableSync, fdatasyncFd, openFd, syncDir, writeAll
+  closeFd, ensureDirDurable, ensureDirDurableSync, fdatasyncFd, openFd, syncDir, writeAllOrUndo
 } from './durable-fs.js'
 import { SerialWriter, type WriterBackend } from './serial-writer.js'
 import { assertByteCount, decodeUtf8, nameMatcher } from './storage-helpers.js'
@@ -34,8 +35,9 @@ class FileWriterBackend implements WriterBackend {
     this.#syncDir = syncDir
   }
 
+  /** All of `line` or, when the write fails part-way (disk full), none of it (see `writeAllOrUndo`). */
   async write (line: string): Promise<void> {
-    await writeAll(await this.#open(), Buffer.from(line, 'utf8'))
+    await writeAllOrUndo(await this.#open(), Buffer.from(line, 'utf8'))
   }
 
   async sync (): Promise<void> {

@@ -26,6 +26,8 @@ export interface SessionStorageWriter {
    * Writes `line` completely, looping over partial writes (a zero-byte write is the error
    * `Short write`). `line` carries its own trailing `"\n"` and MAY hold several complete lines,
    * which is how the manager group-commits a batch with one write call.
+   * All or nothing: when it rejects, none of `line` is left in the file (the disk adapter
+   * truncates back a write that failed part-way), so a file never ends in a partial line.
    * Written is not durable: call `fsync()` for that.
    */
   writeLine(line: string): Promise<void>

@@ -1,0 +1,60 @@
+/**
+ * Fuzzes the HTTP API with generated and mutated requests (bodies, content types, If-Match,
+ * Idempotency-Key, Last-Event-ID, ids, blob hashes with traversal attempts and encoded NULs,
+ * query strings) against a real listening app over FileSessionStorage. No answer may be a 5xx,
+ * every error is problem+json, the server stays up, and nothing is written outside DATA_DIR or
+ * outside its layout. The long version is bench/faults/http-fuzz.ts. Replay with FAULT_SEED.
+ */
+import { describe, expect, it } from 'vitest'
+import { buildTestApp } from '../helpers/app.js'
+import { runHttpFuzz } from './support/http-fuzz.js'
+import { seedFromEnv } from './support/prng.js'
+
+const REQUESTS = 10_000
+const CONCURRENCY = 32
+
+describe('HTTP API fuzz', () => {
+  it(`${REQUESTS} generated and mutated requests: no 5xx, problem+json errors, nothing outside DATA_DIR`, async () => {
+    const seed = seedFromEnv()
+    const result = await runHttpFuzz({ seed, requests: REQUESTS, concurrency: CONCURRENCY })
+    const rps = Math.round(result.answered / (result.ms / 1000))
+    console.log(`http fuzz: seed ${seed}, ${result.answered} answered (${result.unsent} unsent) in ${result.ms} ms, ${rps} req/s`)
+    console.log(`http fuzz statuses: ${JSON.stringify(result.statuses)}`)
+    expect(result.problems).toEqual([])
+    expect(result.serverErrors).toEqual([])
+    expect(result.answered + result.unsent).toBe(REQUESTS)
+    expect(Object.keys(result.statuses).filter((s) => s.startsWith('2')).length).toBeGreaterThan(2)
+  }, 90_000)
+})
+
+describe('what the fuzz found, pinned down', () => {
+  /** A custom entry whose data nests `depth` arrays: 20 KB of body at depth 10,000. */
+  const deep = (depth: number): string => `{"type":"custom","customType":"deep","data":${'['.repeat(depth)}${']'.repeat(depth)}}`
+  const assistant = JSON.stringify({ type: 'message', message: { role: 'assistant', content: [] } })
+
+  it('a body nested 10,000 deep is refused with a 4xx and breaks neither its session nor /recent', async () => {
+    const app = await buildTestApp()
+    try {
+      const post = async (id: string, payload: string) => await app.inject({
+        method: 'POST', url: `/v1/sessions/${id}/entries`, headers: { 'content-type': 'application/json' }, payload,
+      })
+      const create = async () => (await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/deep' } })).json().header.id as string
+      const deferred = await create()
+      const flushed = await create()
+      expect((await post(flushed, assistant)).statusCode).toBe(201)
+      for (const id of [deferred, flushed]) {
+        const res = await post(id, deep(10_000))
+        expect(res.statusCode).toBeGreaterThanOrEqual(400)
+        expect(res.statusCode).toBeLessThan(500)
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+      }
+      expect((await app.inject({ method: 'GET', url: '/v1/sessions/recent?cwd=%2Fdeep' })).statusCode).toBe(200)
+      for (const id of [deferred, flushed]) {
+        expect((await app.inject({ method: 'GET', url: `/v1/sessions/${id}/entries` })).statusCode).toBe(200)
+        expect((await post(id, assistant)).json()).toMatchObject({ persisted: true })
+      }
+    } finally {
+      await app.close()
+    }
+  })
+})
