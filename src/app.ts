@@ -16,7 +16,7 @@ import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
 import bodyParsers from './plugins/body-parsers.js'
 import openapi from './plugins/openapi.js'
-import problem, { frameworkErrors } from './plugins/problem.js'
+import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import queryCoercion from './plugins/query-coercion.js'
 import serialization from './plugins/serialization.js'
 import type { SessionRegistry } from './registry/session-registry.js'
@@ -57,6 +57,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
     bodyLimit: deps.config.bodyLimit,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
+    clientErrorHandler,
     // Schema violations are 400 and never silently repaired: no stripping of unknown keys, no
     // coercion (querystrings and params are converted by the query-coercion plugin instead).
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false } },

@@ -116,3 +116,16 @@ async function problem (app: FastifyInstance): Promise<void> {
 }
 
 export default fp(problem, { name: 'problem', fastify: '5.x' })
+
+/**
+ * Fastify's `clientErrorHandler`: a request too malformed to reach routing (a broken request
+ * line or header, a bad Content-Length, headers over the size limit) still gets a problem+json
+ * answer, then the connection closes. Node's parser error codes decide the status.
+ */
+export function clientErrorHandler (err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
+  if (!socket.writable) return
+  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+  const body = JSON.stringify(problemBody({ status, code: status === 431 ? 'SS_HEADERS_TOO_LARGE' : 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' }))
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+}

@@ -63,6 +63,18 @@ export class OpenSessions {
     if (this.#slots.get(slot.id) === slot) this.#slots.delete(slot.id)
   }
 
+  /**
+   * Drops `slot` from the cache and closes its manager in the background; requests still
+   * holding it finish with it, the next `acquire` loads the session afresh. False when the slot
+   * was no longer cached.
+   */
+  retire (slot: OpenSession): boolean {
+    if (this.#slots.get(slot.id) !== slot) return false
+    this.#slots.delete(slot.id)
+    this.#close(slot)
+    return true
+  }
+
   /** Closes least recently used sessions until at most `max` remain or none can go. */
   evictIfNeeded (): void {
     if (this.#slots.size <= this.#options.max) return

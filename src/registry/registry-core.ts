@@ -127,12 +127,33 @@ export class RegistryCore {
     })
   }
 
-  /** `StorageFailed` wrapping `err` when it is the session's latched error, else `err`. */
+  /**
+   * `StorageFailed` wrapping `err` when it is the session's latched error, else `err`. A latched
+   * session whose file exists is retired from the cache, so the next request reloads it from
+   * disk (SPEC.md §8.7 recovery: `setSessionFile(samePath)` on a fresh manager): entries that
+   * never reached the disk are dropped, and writes work again once the storage does.
+   */
   storageError (slot: OpenSession, err: unknown): unknown {
     const latched = slot.manager.getLatchedError()
     if (latched === undefined || (err !== latched && (err as { cause?: unknown })?.cause !== latched)) return err
+    const file = slot.manager.getSessionFile()
+    if (slot.manager.isFlushed() && file !== undefined && this.#hasContent(file) && this.open.retire(slot)) {
+      this.log.warn({ sessionId: slot.id, err: latched }, 'Session retired after a storage failure; the next request reloads it from disk')
+    }
     if ((err as { code?: unknown }).code === 'SS_STORAGE_FAILED') return err
     return new StorageFailed(slot.id, { cause: latched })
+  }
+
+  /**
+   * The file holds something to reload. A first flush that failed leaves none (the partial
+   * write is undone): that session lives on in memory, still latched, rather than be lost.
+   */
+  #hasContent (file: string): boolean {
+    try {
+      return this.storage.statSync(file).size > 0
+    } catch {
+      return false
+    }
   }
 
   /** Indexes and holds a manager that was just created, and announces it. */

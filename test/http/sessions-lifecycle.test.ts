@@ -235,5 +235,15 @@ describe('507: a latched persistence error', () => {
     expect(next.statusCode).toBe(507)
     const fine = await append(app, good.session.header.id, message(user('still fine')))
     expect(fine.persisted).toBe(true)
+
+    // Space again: the session was reloaded from disk, without the entries that never got there.
+    broken = ''
+    const healed = await append(app, bad.session.header.id, message(user('healed')))
+    expect(healed.persisted).toBe(true)
+    const page = await app.inject({ method: 'GET', url: `/v1/sessions/${bad.session.header.id}/entries` })
+    const texts = page.json().entries.map((e: { message?: { content?: unknown } }) => e.message?.content)
+    expect(texts).toContain('healed')
+    expect(texts).not.toContain('lost')
+    expect(texts).not.toContain('again')
   })
 })
