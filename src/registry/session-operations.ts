@@ -3,7 +3,7 @@
  * move, fork, export and delete. Import lives in `session-import.ts`, listings in
  * `session-listing.ts`.
  */
-import { dirname, join } from 'node:path'
+import { dirname } from 'node:path'
 import { InvalidSessionId, SessionExists } from '../errors.js'
 import { resolveContinueTarget, writeBreadcrumb } from '../session/breadcrumbs.js'
 import { assertValidCwd } from '../session/cwd.js'

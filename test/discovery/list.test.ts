@@ -134,12 +134,10 @@ describe('list (§11.1)', () => {
   it('§12.87 listAll over the memory storage walks its implicit directories', async () => {
     const mem = new MemorySessionStorage()
     const root = '/data/sessions'
-    const written = [
-      writeSession(mem, `${root}/--a--/1.jsonl`, [header(), msg('1', 'user', 'first')]),
-      writeSession(mem, `${root}/--b--/2.jsonl`, [header(), msg('1', 'user', 'second')]),
-      writeSession(mem, `${root}/--b--/deep/3.jsonl`, [header(), msg('1', 'user', 'third')]),
-      writeSession(mem, '/data/other/4.jsonl', [header(), msg('1', 'user', 'elsewhere')]),
-    ]
+    writeSession(mem, `${root}/--a--/1.jsonl`, [header(), msg('1', 'user', 'first')])
+    writeSession(mem, `${root}/--b--/2.jsonl`, [header(), msg('1', 'user', 'second')])
+    writeSession(mem, `${root}/--b--/deep/3.jsonl`, [header(), msg('1', 'user', 'third')])
+    writeSession(mem, '/data/other/4.jsonl', [header(), msg('1', 'user', 'elsewhere')])
     const all = await listAllSessions(mem, root)
     // The memory storage's mtimes strictly increase, so the last write is the newest.
     expect(all.map((s) => s.firstMessage)).toEqual(['third', 'second', 'first'])

@@ -1,21 +1,13 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { SessionManager } from '../../src/session/session-manager.js'
-import { FileSessionStorage } from '../../src/storage/file-session-storage.js'
 import { MemorySessionStorage } from '../../src/storage/memory-session-storage.js'
-import { assistant, makeSessionEnv, user, type SessionEnv } from '../helpers/session-env.js'
-import { spyStorage, type SpyStorage } from '../helpers/spy-storage.js'
+import { useManagerEnv } from '../helpers/manager-env.js'
+import { assistant, user } from '../helpers/session-env.js'
+import { spyStorage } from '../helpers/spy-storage.js'
 
-let env: SessionEnv
-let spy: SpyStorage
-beforeEach(() => {
-  spy = spyStorage(new FileSessionStorage())
-  env = makeSessionEnv(spy.storage)
-})
-afterEach(() => env.cleanup())
-
-const create = async () => await SessionManager.create('/work/pi', undefined, env.storage, env.options)
+const { env, spy, create } = useManagerEnv()
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
 
 describe('deferral and first flush (SPEC.md §8.3)', () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { buildSessionContext } from '../../src/session/context.js'
 import { assertSupportedVersion, fileVersion, migrateSessionEntries } from '../../src/session/migrate.js'
-import { parseJsonlLenient } from '../../src/session/parser.js'
 import { isEntry } from '../../src/session/tree.js'
-import type { FileRecord, SessionEntryBase } from '../../src/session/types.js'
+import type { FileRecord } from '../../src/session/types.js'
 
 const HEX8 = /^[0-9a-f]{8}$/
 
