@@ -7,10 +7,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Validation } from '../errors.js'
 import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
+import { FrameCache } from './frame-cache.js'
 import { encodeSse, SseConnection } from './sse.js'
 
 /** Entries read per pass of the loop. */
 const READ_BATCH = 500
+
+/** Frames are joined into writes of at most this many UTF-16 units (fewer syscalls on catch-up). */
+const WRITE_CHARS = 32 * 1024
 
 /** Where a stream starts: `Last-Event-ID` wins over `?after=`, else before the first entry. */
 export function resumeAfter (lastEventId: string | undefined, after: number | undefined): number {
@@ -61,26 +65,44 @@ async function pumpSession (
 ): Promise<void> {
   let cursor = after
   while (!conn.closed) {
-    let batch: unknown[] = []
+    let batch: object[] = []
     let gone = false
     try {
       batch = await registry.readVisible(id, cursor, READ_BATCH)
     } catch {
       gone = true // deleted: its `deleted` event is queued
     }
+    // Frames are joined into writes of at most WRITE_CHARS (a larger frame goes alone), so the
+    // backlog limit still applies at about event granularity.
+    let text = ''
     for (const entry of batch) {
-      cursor++
-      const text = encodeSse('entry', String(cursor), JSON.stringify(applyBlobMode(entry, blobs)))
-      if (!conn.send(text) && !await conn.drain()) return
+      const frame = entryFrame(entry, ++cursor, blobs)
+      if (text !== '' && text.length + frame.length > WRITE_CHARS) {
+        if (!conn.send(text) && !await conn.drain()) return
+        text = ''
+      }
+      text += frame
     }
+    if (text !== '' && !conn.send(text) && !await conn.drain()) return
     for (let event = events.shift(); event !== undefined; event = events.shift()) {
       if (!conn.send(encodeSessionEvent(event)) && !await conn.drain()) return
       if (event.type === 'deleted') gone = true
     }
     if (gone) return conn.end()
-    if (batch.length > 0) continue
+    // A short batch was everything visible when it was read; anything since then has woken us
+    // (a wake while we were busy is remembered), so there is no need to read again first.
+    if (batch.length === READ_BATCH) continue
     if (await conn.nextWake() === 'closed') return
   }
+}
+
+/** Frames shared by subscribers: 1 MiB holds the newest ~900 frames of 1 KB entries. */
+const frames = new FrameCache(1024 * 1024, 4096)
+
+/** The `entry` frame of `entry` at `seq`; the default (`inline`) view is encoded once for everyone. */
+export function entryFrame (entry: object, seq: number, blobs: BlobMode | undefined): string {
+  const encode = (): string => encodeSse('entry', String(seq), JSON.stringify(applyBlobMode(entry, blobs)))
+  return blobs === 'ref' ? encode() : frames.get(entry, seq, encode)
 }
 
 function encodeSessionEvent (event: SessionEvent): string {

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto'
 import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
 import { flatTree, type EntryIndex } from '../session/tree.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
-import { prepareAppendBlobs } from './append-blobs.js'
+import { holdsImageBlock, prepareAppendBlobs } from './append-blobs.js'
 import { applyBlobMode } from './blob-refs.js'
 import { parseAppendBody, validateAppend, type AppendRequest } from './new-entries.js'
 import type { OpenSession } from './open-session.js'
@@ -53,7 +53,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
-    await prepareAppendBlobs(request.entries, core.blobs, core.log)
+    if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
     let pending!: Promise<Appended>
     let replayed = false
     await slot.lock.run(() => {
@@ -178,10 +178,18 @@ export async function context (core: RegistryCore, id: string, leafId?: string, 
   return await read(core, id, (slot) => applyBlobMode(slot.manager.buildSessionContext(leafId), blobs))
 }
 
-/** Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`. */
+/**
+ * Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`. A loaded session
+ * is read directly (a synchronous read cannot race an eviction, and a session with subscribers
+ * is never evicted anyway): every live stream calls this once per append.
+ */
 export async function readVisible (core: RegistryCore, id: string, after: number, max: number): Promise<SessionEntryBase[]> {
-  return await core.use(id, (slot) => {
-    const end = Math.min(slot.visibleCount(), after + max)
-    return end > after ? slot.manager.entriesSlice(after, end) : []
-  })
+  const loaded = core.indexed ? core.open.peek(id) : undefined
+  if (loaded !== undefined && !loaded.deleted) return visibleSlice(loaded, after, max)
+  return await core.use(id, (slot) => visibleSlice(slot, after, max))
+}
+
+function visibleSlice (slot: OpenSession, after: number, max: number): SessionEntryBase[] {
+  const end = Math.min(slot.visibleCount(), after + max)
+  return end > after ? slot.manager.entriesSlice(after, end) : []
 }

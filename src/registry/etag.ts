@@ -6,7 +6,7 @@
  * eviction and reload unchanged while nothing changed, and an etag minted before a restart
  * never matches a state reached by a later mutation.
  */
-import { createHash } from 'node:crypto'
+import { hash } from 'node:crypto'
 import type { SessionHeader } from '../session/types.js'
 
 export interface EtagInput {
@@ -18,16 +18,13 @@ export interface EtagInput {
   stamp: string
 }
 
-/** A strong, quoted etag: 22 base64url characters of a SHA-256. */
+/**
+ * A strong, quoted etag: 22 base64url characters of a SHA-256 over the NUL-joined fields. One
+ * one-shot hash of one string (an etag is computed for every append).
+ */
 export function computeEtag (input: EtagInput): string {
-  const hash = createHash('sha256')
-    .update(input.id).update('\0')
-    .update(String(input.entryCount)).update('\0')
-    .update(input.leafId ?? '\u0001null').update('\0')
-    .update(JSON.stringify(input.header)).update('\0')
-    .update(input.stamp)
-    .digest('base64url')
-  return `"${hash.slice(0, 22)}"`
+  const text = `${input.id}\0${input.entryCount}\0${input.leafId ?? '\u0001null'}\0${JSON.stringify(input.header)}\0${input.stamp}`
+  return `"${hash('sha256', text, 'base64url').slice(0, 22)}"`
 }
 
 /**

@@ -14,9 +14,11 @@ export class Mutex {
     const previous = this.#tail
     let release!: () => void
     this.#tail = new Promise<void>((resolve) => { release = resolve })
+    // With nobody ahead every earlier holder has released, so `previous` is settled: skip a tick.
+    const waited = this.#pending > 0
     this.#pending++
     try {
-      await previous
+      if (waited) await previous
       return await fn()
     } finally {
       this.#pending--

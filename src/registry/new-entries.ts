@@ -34,6 +34,8 @@ export function parseAppendBody (body: unknown): AppendRequest {
     return withParent({ entries: body.entries as NewEntryFields[] }, body.parentId)
   }
   if (typeof body.type !== 'string') throw new Validation('body must be {entries: [...]} or one entry with a type')
+  // Without a parentId the body is the entry as it is (the append copies its fields anyway).
+  if (!Object.hasOwn(body, 'parentId')) return { entries: [body as NewEntryFields] }
   const { parentId, ...entry } = body
   return withParent({ entries: [entry as NewEntryFields] }, parentId)
 }

@@ -22,6 +22,8 @@ export class OpenSessions {
   readonly #opening = new Map<string, Promise<OpenSession>>()
   readonly #closing = new Map<string, Promise<void>>()
   readonly #options: OpenSessionsOptions
+  /** The slot cached last; while it is still cached it is the last entry of `#slots`. */
+  #newest: OpenSession | undefined
 
   constructor (options: OpenSessionsOptions) {
     this.#options = options
@@ -30,6 +32,15 @@ export class OpenSessions {
   get size (): number { return this.#slots.size }
   peek (id: string): OpenSession | undefined { return this.#slots.get(id) }
   values (): IterableIterator<OpenSession> { return this.#slots.values() }
+
+  /** The open session `id` when it is loaded (counting one user until `release`), else undefined. */
+  acquireLoaded (id: string): OpenSession | undefined {
+    const slot = this.#slots.get(id)
+    if (slot === undefined) return undefined
+    slot.users++
+    this.#touch(slot)
+    return slot
+  }
 
   /**
    * The open session `id`, loading it with `load` when needed; counts one user until `release`.
@@ -53,7 +64,7 @@ export class OpenSessions {
   /** Adds a session that was just created (its manager is new and bound to no other slot). */
   add (id: string, manager: SessionManager, modifiedMs: number): OpenSession {
     const slot = new OpenSession(id, manager, modifiedMs)
-    this.#slots.set(id, slot)
+    this.#set(slot)
     this.evictIfNeeded()
     return slot
   }
@@ -99,9 +110,16 @@ export class OpenSessions {
   }
 
   #touch (slot: OpenSession): void {
-    if (this.#slots.get(slot.id) !== slot) return
-    this.#slots.delete(slot.id)
+    // The slot set last is still the most recent while it is cached: no re-insertion needed.
+    if (this.#newest === slot || this.#slots.get(slot.id) !== slot) return
+    this.#set(slot)
+  }
+
+  /** Caches `slot` as the most recently used. */
+  #set (slot: OpenSession): void {
+    this.#slots.delete(slot.id) // a re-set key would keep its old position
     this.#slots.set(slot.id, slot)
+    this.#newest = slot
   }
 
   #close (slot: OpenSession): void {
@@ -123,7 +141,7 @@ export class OpenSessions {
         if (existing !== undefined) return existing
         const { manager, modifiedMs } = await load()
         const slot = new OpenSession(id, manager, modifiedMs)
-        this.#slots.set(id, slot)
+        this.#set(slot)
         return slot
       })().finally(() => { this.#opening.delete(id) })
       this.#opening.set(id, opening)

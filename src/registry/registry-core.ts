@@ -48,6 +48,9 @@ export function preciseNow (): number {
   return performance.timeOrigin + performance.now()
 }
 
+/** The one `append` event: it carries nothing, so every append shares it. */
+const APPEND_EVENT: SessionEvent = Object.freeze({ type: 'append' as const })
+
 export type SessionListener = (event: SessionEvent) => void
 export type GlobalListener = (event: GlobalEvent) => void
 
@@ -101,8 +104,8 @@ export class RegistryCore {
    * meanwhile. A latched persistence error surfaces as `StorageFailed` (507).
    */
   async use<T> (id: string, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
-    await this.ready
-    const slot = await this.open.acquire(id, async () => await this.#load(id))
+    if (!this.indexed) await this.ready
+    const slot = this.open.acquireLoaded(id) ?? await this.open.acquire(id, async () => await this.#load(id))
     try {
       if (slot.deleted) throw new SessionNotFound(id)
       return await fn(slot)
@@ -167,7 +170,8 @@ export class RegistryCore {
   }
 
   assertIfMatch (slot: OpenSession, ifMatch: string | undefined): void {
-    if (!ifMatchSatisfied(ifMatch, this.etag(slot))) throw new PreconditionFailed(ifMatch ?? '')
+    // No If-Match, no etag to compute (a SHA-256 per append otherwise).
+    if (ifMatch !== undefined && !ifMatchSatisfied(ifMatch, this.etag(slot))) throw new PreconditionFailed(ifMatch)
   }
 
   etag (slot: OpenSession): string {
@@ -222,8 +226,9 @@ export class RegistryCore {
   /** Wakes the session's readers and tells dashboards, once new entries are visible. */
   announceAppend (slot: OpenSession): void {
     if (slot.deleted) return
-    this.emit(slot.id, { type: 'append' })
-    this.emitGlobal('session-updated', this.info(slot))
+    this.emit(slot.id, APPEND_EVENT)
+    // The listing view costs date formatting per append: build it only for a listener.
+    if (this.globalListeners.size > 0) this.emitGlobal('session-updated', this.info(slot))
   }
 
   /** A header change: new etag, `session` event, `session-updated`. */

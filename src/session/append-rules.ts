@@ -14,7 +14,10 @@ export const RESERVED_ROLES: ReadonlySet<string> = new Set(['compactionSummary',
  */
 export function checkNewEntry (fields: FileRecord, exists: (id: string) => boolean): FileRecord {
   const entry: FileRecord = {}
-  for (const [key, value] of Object.entries(fields)) if (value !== undefined) entry[key] = value
+  for (const key of Object.keys(fields)) {
+    const value = fields[key]
+    if (value !== undefined) entry[key] = value
+  }
   switch (entry.type) {
     case 'message': checkMessage(entry.message); break
     case 'thinking_level_change': entry.thinkingLevel ??= null; break

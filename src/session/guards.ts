@@ -12,3 +12,9 @@ export function isObject (value: unknown): value is Record<string, unknown> {
 export function isNonEmptyString (value: unknown): value is string {
   return typeof value === 'string' && value !== ''
 }
+
+/** Defines an own data property, as an object spread does; a plain assignment would set the prototype for `__proto__`. */
+export function setOwnField (target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
+}

@@ -41,6 +41,66 @@ function parseLine (text: string, start: number, end: number): FileRecord | unde
   }
 }
 
+/**
+ * `parseJsonlLenient` over text that arrives in pieces (a file read a chunk at a time), so that
+ * the whole text never has to be held: `push` each piece in order, then `end`. The result is
+ * exactly `parseJsonlLenient(pieces.join(''))`; `firstLine` is what the first line alone parses to.
+ * @see SPEC.md §5.1
+ */
+export class JsonlStreamParser {
+  readonly records: FileRecord[] = []
+  /** The record of the file's first line, if that line is one. */
+  firstLine: FileRecord | undefined
+  /** Nothing but an optional BOM and spaces, tabs, CR and LF so far (`isEmptyContent`). */
+  blank = true
+  /** The last character pushed, `''` before any. */
+  lastChar = ''
+  #pending = ''
+  #started = false
+  #line = 0
+
+  push (chunk: string): void {
+    if (chunk === '') return
+    if (!this.#started) {
+      this.#started = true
+      if (chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1)
+    }
+    if (this.blank && !/^[ \t\r\n]*$/.test(chunk)) this.blank = false
+    this.lastChar = chunk.charAt(chunk.length - 1) || this.lastChar
+    let start = 0
+    if (this.#pending !== '') {
+      // Only the line that straddles the pieces is joined; the rest of `chunk` is read in place.
+      const end = chunk.indexOf('\n')
+      if (end === -1) {
+        this.#pending += chunk
+        return
+      }
+      const line = this.#pending + chunk.slice(0, end)
+      this.#pending = ''
+      this.#take(line, 0, line.length)
+      start = end + 1
+    }
+    for (let end = chunk.indexOf('\n', start); end !== -1; end = chunk.indexOf('\n', start)) {
+      this.#take(chunk, start, end)
+      start = end + 1
+    }
+    this.#pending = chunk.slice(start)
+  }
+
+  /** Parses the last line (the text after the final `"\n"`, if any). */
+  end (): FileRecord[] {
+    this.#take(this.#pending, 0, this.#pending.length)
+    this.#pending = ''
+    return this.records
+  }
+
+  #take (text: string, start: number, end: number): void {
+    const record = parseLine(text, start, end)
+    if (record !== undefined) this.records.push(record)
+    if (this.#line++ === 0) this.firstLine = record
+  }
+}
+
 function isBlank (c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13 || c === 11 || c === 12 ||
     c === 0xa0 || c === 0xfeff || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 ||

@@ -43,6 +43,17 @@ export async function prepareRecordForWrite (record: FileRecord, blobs: BlobStor
   return stored
 }
 
+/**
+ * The stored line of `record` (`serializeRecord(await prepareRecordForWrite(record))`), computed
+ * synchronously, or `undefined` when the record has image data to externalize: blob writes are
+ * asynchronous and must precede the line, so such a record goes through `prepareRecordForWrite`.
+ */
+export function storedLineSync (record: FileRecord): string | undefined {
+  const pending: PendingBlobs = new Map()
+  const stored = transformObject(record, pending)
+  return pending.size > 0 ? undefined : serializeRecord(stored)
+}
+
 /** One JSONL line: `JSON.stringify(record)` plus `"\n"`. @see SPEC.md §3.1 */
 export function serializeRecord (record: FileRecord): string {
   return JSON.stringify(record) + '\n'

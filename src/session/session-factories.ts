@@ -16,8 +16,7 @@ import { assertValidCwd, assertValidTerminalId, encodeCwd, sessionFileName } fro
 import { createSessionId, nowIso } from './ids.js'
 import { silentLogger, type Logger } from './logger.js'
 import { migrateSessionEntries } from './migrate.js'
-import { parseJsonlLenient } from './parser.js'
-import { classifyFile, readIfExists } from './session-loader.js'
+import { classifyFile, parseFile } from './session-loader.js'
 import { resolveRefs, setSessionFile } from './session-lifecycle.js'
 import { SessionManager, type ManagerEnv } from './session-manager.js'
 import type { FileRecord } from './types.js'
@@ -75,19 +74,14 @@ export async function create (cwd: string, sessionDir?: string, storage?: Sessio
 export async function open (path: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
   const env = envFor(storage, options, true)
   const target = resolveInside(env.dataDir, path)
-  const text = await readIfExists(env.storage, target)
-  const first = text === undefined ? undefined : firstRecord(text)
+  // One streaming read serves both the cwd (from the first line) and the load.
+  const file = await parseFile(env.storage, target)
+  const first = file.first
   const cwd = typeof first?.cwd === 'string' ? first.cwd : (options.fallbackCwd ?? process.cwd())
   const dir = sessionDir === undefined ? dirname(target) : resolveInside(env.dataDir, sessionDir)
   const m = new SessionManager(env, cwd, dir)
-  await setSessionFile(m, target, text)
+  await setSessionFile(m, target, file)
   return m
-}
-
-/** The first record of a session text, parsing only its first line. */
-function firstRecord (text: string): FileRecord | undefined {
-  const end = text.indexOf('\n')
-  return parseJsonlLenient(end === -1 ? text : text.slice(0, end))[0]
 }
 
 /** §11.3 continueRecent: the terminal's breadcrumb, else the newest session, else a new one. */

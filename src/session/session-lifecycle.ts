@@ -9,7 +9,7 @@ import { assertValidCwd, encodeCwd, sessionFileName } from './cwd.js'
 import { createEntryId, createSessionId, nowIso } from './ids.js'
 import { migrateSessionEntries } from './migrate.js'
 import { resolveBlobRefs } from './persist-transform.js'
-import { classifyFile, setAsideCorrupt } from './session-loader.js'
+import { classifyFile, classifyParsed, setAsideCorrupt, type ParsedFile } from './session-loader.js'
 import type { SessionManager } from './session-manager.js'
 import { walkToRoot } from './tree.js'
 import type { FileRecord, SessionEntryBase } from './types.js'
@@ -23,12 +23,12 @@ export function insideDataDir (m: SessionManager, path: string): string {
  * §6.3 setSessionFile / §5.3: wait for queued writes and close the writer, classify the file
  * (an unsupported version fails here and changes nothing), clear the latch, bind, write the
  * breadcrumb, then load the file or create a fresh session at exactly this path.
- * `text`, when given, is the file's content already read by the caller.
+ * `read`, when given, is the file as the caller already read it (its text, or parsed).
  */
-export async function setSessionFile (m: SessionManager, path: string, text?: string): Promise<void> {
+export async function setSessionFile (m: SessionManager, path: string, read?: string | ParsedFile): Promise<void> {
   const target = insideDataDir(m, path)
   await m.queue.closeWriter()
-  const file = await classifyFile(m.env.storage, target, text)
+  const file = typeof read === 'object' ? classifyParsed(target, read) : await classifyFile(m.env.storage, target, read)
   m.queue.clearLatch()
   m.sessionFile = target
   await m.breadcrumb()

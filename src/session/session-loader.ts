@@ -6,29 +6,77 @@ import type { SessionStorage } from '../storage/types.js'
 import { fileTimestamp } from './cwd.js'
 import type { Logger } from './logger.js'
 import { assertSupportedVersion } from './migrate.js'
-import { isEmptyContent, isValidHeader, parseJsonlLenient } from './parser.js'
+import { isValidHeader, JsonlStreamParser } from './parser.js'
 import type { FileRecord } from './types.js'
 
 export type FileClass =
   | { kind: 'missing' | 'empty' | 'invalid' }
   | { kind: 'valid', records: FileRecord[], /** The last line lacks its `"\n"` (a torn append). */ tornTail: boolean }
 
+/** What one read of a session file yields, before it is classified. */
+export interface ParsedFile {
+  /** ENOENT. */
+  missing: boolean
+  /** `isEmptyContent` of the text. */
+  empty: boolean
+  /** `parseJsonlLenient` of the text. */
+  records: FileRecord[]
+  /** What the first line alone parses to (the factories learn the cwd from it). */
+  first: FileRecord | undefined
+  /** The text does not end in `"\n"`. */
+  tornTail: boolean
+}
+
+const MISSING: ParsedFile = { missing: true, empty: true, records: [], first: undefined, tornTail: false }
+
+/** `parseFile` of text already in hand. */
+export function parseText (text: string): ParsedFile {
+  const parser = new JsonlStreamParser()
+  parser.push(text)
+  return parsed(parser)
+}
+
+function parsed (parser: JsonlStreamParser): ParsedFile {
+  const records = parser.end()
+  return { missing: false, empty: parser.blank, records, first: parser.firstLine, tornTail: parser.lastChar !== '\n' }
+}
+
 /**
- * Reads and classifies `path`: missing (ENOENT), empty, invalid (no valid header) or valid.
- * Throws the §4.1 version error for a valid header with an unsupported version; other read
- * errors propagate.
+ * Reads and parses `path`, a chunk at a time when the storage can (`readTextChunks`), so that a
+ * large file is never held whole as text next to its records. Read errors other than ENOENT
+ * propagate.
+ */
+export async function parseFile (storage: SessionStorage, path: string): Promise<ParsedFile> {
+  try {
+    if (storage.readTextChunks === undefined) return parseText(await storage.readText(path))
+    const parser = new JsonlStreamParser()
+    for await (const chunk of storage.readTextChunks(path)) parser.push(chunk)
+    return parsed(parser)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING
+    throw err
+  }
+}
+
+/**
+ * Classifies a parsed file: missing (ENOENT), empty, invalid (no valid header) or valid. Throws
+ * the §4.1 version error for a valid header with an unsupported version.
+ */
+export function classifyParsed (path: string, file: ParsedFile): FileClass {
+  if (file.missing) return { kind: 'missing' }
+  if (file.empty) return { kind: 'empty' }
+  if (!isValidHeader(file.records[0])) return { kind: 'invalid' }
+  assertSupportedVersion(path, file.records[0])
+  return { kind: 'valid', records: file.records, tornTail: file.tornTail }
+}
+
+/**
+ * Reads and classifies `path` (or `text`, its content already read): missing (ENOENT), empty,
+ * invalid (no valid header) or valid. Throws the §4.1 version error for a valid header with an
+ * unsupported version; other read errors propagate.
  */
 export async function classifyFile (storage: SessionStorage, path: string, text?: string): Promise<FileClass> {
-  if (text === undefined) {
-    const read = await readIfExists(storage, path)
-    if (read === undefined) return { kind: 'missing' }
-    text = read
-  }
-  if (isEmptyContent(text)) return { kind: 'empty' }
-  const records = parseJsonlLenient(text)
-  if (!isValidHeader(records[0])) return { kind: 'invalid' }
-  assertSupportedVersion(path, records[0])
-  return { kind: 'valid', records, tornTail: !text.endsWith('\n') }
+  return classifyParsed(path, text === undefined ? await parseFile(storage, path) : parseText(text))
 }
 
 /** The whole file, or `undefined` when it does not exist. */
@@ -47,9 +95,7 @@ export async function readIfExists (storage: SessionStorage, path: string): Prom
  * @see SPEC.md §5.2
  */
 export async function loadEntriesFromFile (storage: SessionStorage, path: string): Promise<FileRecord[]> {
-  const text = await readIfExists(storage, path)
-  if (text === undefined) return []
-  const records = parseJsonlLenient(text)
+  const { records } = await parseFile(storage, path)
   return isValidHeader(records[0]) ? records : []
 }
 

@@ -10,6 +10,7 @@ import type { SessionStorage } from '../storage/types.js'
 import { checkNewEntry } from './append-rules.js'
 import { writeBreadcrumb } from './breadcrumbs.js'
 import { buildSessionContext } from './context.js'
+import { setOwnField } from './guards.js'
 import { sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
 import type { Logger } from './logger.js'
@@ -133,8 +134,12 @@ export class SessionManager {
    */
   appendEntry (fields: NewEntryFields): string {
     this.queue.throwIfLatched()
-    const { type, id: _i, parentId: _p, timestamp: _t, ...rest } = checkNewEntry(fields, (id) => this.state.byId.has(id))
-    const entry = { type, id: this.state.newEntryId(), parentId: this.state.leafId, timestamp: nowIso(), ...rest } as SessionEntryBase
+    const checked = checkNewEntry(fields, (id) => this.state.byId.has(id))
+    const entry = { type: checked.type, id: this.state.newEntryId(), parentId: this.state.leafId, timestamp: nowIso() } as SessionEntryBase
+    // The other fields follow in their own order (an object spread, without its slow path).
+    for (const key of Object.keys(checked)) {
+      if (key !== 'type' && key !== 'id' && key !== 'parentId' && key !== 'timestamp') setOwnField(entry, key, checked[key])
+    }
     this.state.add(entry)
     this.#persistAppend(entry)
     return entry.id

@@ -8,10 +8,23 @@ import { basename, dirname, join } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
 import type { SessionStorage, SessionStorageWriter } from '../storage/types.js'
 import type { Logger } from './logger.js'
-import { prepareRecordForWrite, serializeRecord } from './persist-transform.js'
+import { prepareRecordForWrite, serializeRecord, storedLineSync } from './persist-transform.js'
 import type { FileRecord } from './types.js'
 
-interface Batch { path: string, records: FileRecord[], started: boolean }
+/**
+ * Records queued for one append write. A record whose line could be made when it was queued is
+ * held as that line; one with image data to externalize stays a record until the task runs.
+ */
+interface Batch { path: string, items: Array<string | FileRecord>, started: boolean }
+
+/** The stored line of `record` when it can be made synchronously, else the record itself. */
+function lineNow (record: FileRecord): string | FileRecord {
+  try {
+    return storedLineSync(record) ?? record
+  } catch {
+    return record // made (and its error latched) by the write task, as for any record
+  }
+}
 
 /** Temp file of an atomic rewrite: `.<basename>.<16 lowercase hex>.tmp` beside the target (§2.4). */
 export function tempPathFor (target: string): string {
@@ -65,17 +78,20 @@ export class WriteQueue {
    * task starts are coalesced into one write call (group commit, §8.4); file order is append order.
    */
   appendLines (path: string, records: readonly FileRecord[]): void {
+    // Lines are made now, while the request is handled, so that the write task only writes:
+    // the time between one batch's sync and the next batch's write stays short (group commit).
+    const items = records.map(lineNow)
     const open = this.#openBatch
     if (open !== undefined && !open.started && open.path === path) {
-      open.records.push(...records)
+      for (const item of items) open.items.push(item)
       return
     }
-    const batch: Batch = { path, records: [...records], started: false }
+    const batch: Batch = { path, items, started: false }
     this.#lastPath = path
     this.#enqueue('append', async () => {
       batch.started = true
       if (this.#openBatch === batch) this.#openBatch = undefined
-      const lines = await this.#prepare(batch.records)
+      const lines = await this.#prepare(batch.items)
       const writer = this.#ensureWriter(path)
       this.#dirty = true
       await writer.writeLine(this.#tornFile === path ? '\n' + lines : lines)
@@ -134,9 +150,10 @@ export class WriteQueue {
     })
   }
 
-  async #prepare (records: readonly FileRecord[]): Promise<string> {
+  /** The lines of `items`: records are prepared here (blob writes happen here), lines kept as they are. */
+  async #prepare (items: ReadonlyArray<string | FileRecord>): Promise<string> {
     let text = ''
-    for (const record of records) text += serializeRecord(await prepareRecordForWrite(record, this.#blobs))
+    for (const item of items) text += typeof item === 'string' ? item : serializeRecord(await prepareRecordForWrite(item, this.#blobs))
     return text
   }
 

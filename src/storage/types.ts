@@ -77,6 +77,12 @@ export interface SessionStorage {
   readText(path: string): Promise<string>
   /** The first `maxBytes` bytes decoded as UTF-8; a character cut at the end becomes U+FFFD. */
   readTextPrefix(path: string, maxBytes: number): Promise<string>
+  /**
+   * The whole file as UTF-8 text in order, in pieces that together equal `readText(path)`,
+   * holding only a bounded amount (about 1 MiB on disk) at a time; the iteration rejects with
+   * code `ENOENT` when the file is missing. Optional: without it, callers use `readText`.
+   */
+  readTextChunks?(path: string): AsyncIterable<string>
   writeText(path: string, content: string): Promise<void>
   /** Atomically replaces `nextPath`; on disk the destination directory is synced afterwards. */
   rename(path: string, nextPath: string): Promise<void>

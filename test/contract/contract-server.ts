@@ -42,7 +42,7 @@ export interface ContractServer {
   close: () => Promise<void>
 }
 
-const READS = new Set(['readText', 'readTextPrefix'])
+const READS = new Set(['readText', 'readTextPrefix', 'readTextChunks'])
 const WRITES = new Set(['writeText', 'writeTextSync', 'ensureDirSync', 'rename', 'unlink', 'openWriter', 'syncDir'])
 
 const eio = (what: string): Error => Object.assign(new Error(`EIO: i/o error, ${what} (contract fault)`), { code: 'EIO' })
@@ -59,6 +59,8 @@ function faultyStorage (inner: SessionStorage, faults: Faults): SessionStorage {
         const failing = (READS.has(name) && hits(faults.reads, args)) || (WRITES.has(name) && hits(faults.writes, args))
         if (!failing) return (value as (...a: unknown[]) => unknown).apply(target, args)
         if (name.endsWith('Sync') || name === 'openWriter') throw eio(name)
+        // An async iterable whose first step fails, like a real read of an unreadable file.
+        if (name === 'readTextChunks') return { [Symbol.asyncIterator]: () => ({ next: async () => { throw eio(name) } }) }
         return Promise.reject(eio(name))
       }
     },

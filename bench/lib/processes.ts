@@ -1,0 +1,212 @@
+/**
+ * Child processes of the benchmarks: the real server (`src/server.ts`, as `npm start` runs it),
+ * the baselines and the load generators. Every child is stopped by its own pid, never by name,
+ * and every wait is bounded in time.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { once } from 'node:events'
+import { readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { join } from 'node:path'
+import { createInterface } from 'node:readline'
+import { sleep } from './stats.js'
+
+export const ROOT = join(import.meta.dirname, '..', '..')
+
+/** A free TCP port on 127.0.0.1 (the OS picks it; it is released before returning). */
+export async function freePort (): Promise<number> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await once(server, 'listening')
+  const address = server.address()
+  server.close()
+  await once(server, 'close')
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  return address.port
+}
+
+/** Resident set size now and its peak (VmHWM), in bytes, from /proc; 0 when unavailable. */
+export function memoryOf (pid: number): { rss: number, peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (key: string): number => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024
+    return { rss: kb('VmRSS'), peak: kb('VmHWM') }
+  } catch {
+    return { rss: 0, peak: 0 }
+  }
+}
+
+/** CPU time (user + system, all threads) process `pid` has used so far, in seconds; 0 when unavailable. */
+export function cpuSecondsOf (pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0
+  }
+}
+
+/** A running child process with a line-oriented stdout. */
+export class Child {
+  readonly proc: ChildProcess
+  readonly exited: Promise<unknown>
+  readonly #lines: string[] = []
+  readonly #waiters = new Set<() => void>()
+  #stderr = ''
+
+  constructor (proc: ChildProcess) {
+    this.proc = proc
+    this.exited = once(proc, 'exit').catch(() => {})
+    createInterface({ input: proc.stdout! }).on('line', (line) => {
+      this.#lines.push(line)
+      for (const wake of [...this.#waiters]) wake()
+    })
+    proc.stderr!.on('data', (chunk: Buffer) => {
+      if (this.#stderr.length < 20_000) this.#stderr += chunk.toString()
+    })
+  }
+
+  get pid (): number { return this.proc.pid ?? -1 }
+  get stderr (): string { return this.#stderr }
+  get alive (): boolean { return this.proc.exitCode === null && this.proc.signalCode === null }
+  memory (): { rss: number, peak: number } { return memoryOf(this.pid) }
+
+  /** The first stdout line that parses as JSON and satisfies `match`, waiting at most `timeoutMs`. */
+  async message<T> (match: (value: Record<string, unknown>) => boolean, timeoutMs: number): Promise<T> {
+    const deadline = performance.now() + timeoutMs
+    let seen = 0
+    for (;;) {
+      for (; seen < this.#lines.length; seen++) {
+        const value = parseJson(this.#lines[seen] as string)
+        if (value !== undefined && match(value)) return value as T
+      }
+      if (!this.alive) throw new Error(`child ${this.pid} exited: ${this.#stderr.slice(-2000)}`)
+      const left = deadline - performance.now()
+      if (left <= 0) throw new Error(`child ${this.pid}: no message in ${timeoutMs} ms: ${this.#stderr.slice(-2000)}`)
+      await new Promise<void>((resolve) => {
+        const wake = (): void => { clearTimeout(timer); this.#waiters.delete(wake); resolve() }
+        const timer = setTimeout(wake, Math.min(left, 200))
+        this.#waiters.add(wake)
+      })
+    }
+  }
+
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  async stop (graceMs = 10_000): Promise<void> {
+    if (!this.alive) return
+    this.proc.kill('SIGTERM')
+    const timer = setTimeout(() => { if (this.alive) this.proc.kill('SIGKILL') }, graceMs)
+    await this.exited
+    clearTimeout(timer)
+  }
+}
+
+function parseJson (line: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(line)
+    return typeof value === 'object' && value !== null ? value as Record<string, unknown> : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Runs a TypeScript file of this repository in a new Node process (through tsx). */
+export function spawnScript (file: string, args: readonly string[] = [], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Child {
+  const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', join(ROOT, file), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  return new Child(proc)
+}
+
+/** Polls `url` until it answers 200, at most `timeoutMs`; resolves the ms it took. */
+export async function waitFor200 (url: string, timeoutMs: number, intervalMs = 10): Promise<number> {
+  const start = performance.now()
+  for (let i = 0; performance.now() - start < timeoutMs && i < 1_000_000; i++) {
+    try {
+      const res = await fetch(url)
+      await res.arrayBuffer()
+      if (res.status === 200) return performance.now() - start
+    } catch {
+      // not listening yet
+    }
+    await sleep(intervalMs)
+  }
+  throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
+}
+
+let built: { entry: string, note: string } | undefined
+
+/**
+ * The server entry point to run: `src/server.ts` compiled with `tsconfig.build.json` into
+ * `node_modules/.cache/session-store-bench` (once per process), as `npm start` runs the compiled
+ * `dist/src/server.js`; `src/server.ts` through tsx when that build fails. `note` says which.
+ */
+export function serverEntry (): { entry: string, note: string } {
+  if (built !== undefined) return built
+  // BENCH_SERVER_ENTRY: another build of the server (e.g. of an earlier commit, for before/after).
+  const other = process.env.BENCH_SERVER_ENTRY
+  if (other !== undefined && other !== '') return (built = { entry: other, note: `BENCH_SERVER_ENTRY=${other}` })
+  const outDir = join(ROOT, 'node_modules', '.cache', 'session-store-bench')
+  rmSync(outDir, { recursive: true, force: true })
+  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: ROOT, encoding: 'utf8' })
+  built = tsc.status === 0
+    ? { entry: join(outDir, 'src', 'server.js'), note: 'compiled with tsconfig.build.json, run with plain node (as `npm start` runs dist/)' }
+    : { entry: join(ROOT, 'src', 'server.ts'), note: `run through tsx (the build failed: ${(tsc.stdout + tsc.stderr).split('\n')[0] ?? ''})` }
+  return built
+}
+
+export interface ServerHandle {
+  child: Child
+  baseUrl: string
+  /** ms from spawn until `/readyz` answered 200. */
+  readyMs: number
+  stop(): Promise<void>
+}
+
+/**
+ * Starts the real server (`serverEntry()`) on a free port with `DATA_DIR=dataDir` and waits for
+ * `/readyz`. Logs at `warn` by default: per-request info logs are I/O the baselines do not do.
+ */
+export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServerHandle> {
+  const port = await freePort()
+  const { entry } = serverEntry() // built before the clock starts
+  const start = performance.now()
+  // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
+  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+  const proc = spawn(process.execPath, [...nodeArgs, ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', STORAGE: 'disk', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const child = new Child(proc)
+  const baseUrl = `http://127.0.0.1:${port}`
+  try {
+    await Promise.race([
+      waitFor200(`${baseUrl}/readyz`, timeoutMs, 5),
+      child.exited.then(() => { throw new Error(`server exited: ${child.stderr.slice(-2000)}`) }),
+    ])
+  } catch (err) {
+    await child.stop()
+    throw err
+  }
+  const readyMs = performance.now() - start
+  return { child, baseUrl, readyMs, stop: async () => { await child.stop() } }
+}
+
+/**
+ * Starts a helper server script that prints `{"url": …}` once listening; resolves its handle.
+ */
+export async function startScriptServer (file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<ServerHandle> {
+  const start = performance.now()
+  const child = spawnScript(file, args, env)
+  try {
+    const { url } = await child.message<{ url: string }>((m) => typeof m.url === 'string', 30_000)
+    return { child, baseUrl: url, readyMs: performance.now() - start, stop: async () => { await child.stop() } }
+  } catch (err) {
+    await child.stop()
+    throw err
+  }
+}

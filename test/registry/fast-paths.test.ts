@@ -1,0 +1,74 @@
+/** The append path's shortcuts give the results of the long ways: etags, blob detection, ids, LRU order, the mutex. */
+import { createHash } from 'node:crypto'
+import { describe, expect, it } from 'vitest'
+import { holdsImageBlock } from '../../src/registry/append-blobs.js'
+import { computeEtag } from '../../src/registry/etag.js'
+import { Mutex } from '../../src/registry/mutex.js'
+import { OpenSessions } from '../../src/registry/open-sessions.js'
+import type { SessionManager } from '../../src/session/session-manager.js'
+import { createEntryId, pooledRandomBytes } from '../../src/session/ids.js'
+import { silentLogger } from '../../src/session/logger.js'
+
+describe('computeEtag', () => {
+  it('is the SHA-256 of the NUL-joined fields, as when it was hashed field by field', () => {
+    const input = { id: 's1', entryCount: 12, leafId: null, header: { type: 'session' as const, id: 's1', timestamp: 't', cwd: '/€' }, stamp: 'b:3' }
+    const old = createHash('sha256').update(input.id).update('\0').update(String(input.entryCount)).update('\0')
+      .update('\u0001null').update('\0').update(JSON.stringify(input.header)).update('\0').update(input.stamp).digest('base64url')
+    expect(computeEtag(input)).toBe(`"${old.slice(0, 22)}"`)
+  })
+})
+
+describe('holdsImageBlock', () => {
+  it('finds a type:"image" object at any depth and nothing else', () => {
+    expect(holdsImageBlock({ type: 'message', message: { role: 'user', content: 'hi' } })).toBe(false)
+    expect(holdsImageBlock({ type: 'custom', data: [[{ deep: { type: 'image' } }]] })).toBe(true)
+    expect(holdsImageBlock({ type: 'message', message: { content: [{ type: 'text', text: 'image' }] } })).toBe(false)
+    let deep: Record<string, unknown> = { type: 'image' }
+    for (let i = 0; i < 50_000; i++) deep = { next: deep }
+    expect(holdsImageBlock(deep)).toBe(true) // iterative: no stack overflow
+  })
+})
+
+describe('pooledRandomBytes', () => {
+  it('hands out fresh bytes of the asked length, never the same pool bytes twice', () => {
+    const seen = new Set<string>()
+    for (let i = 0; i < 5000; i++) seen.add(pooledRandomBytes(8).toString('hex'))
+    expect(seen.size).toBe(5000)
+    expect(pooledRandomBytes(10_000)).toHaveLength(10_000)
+    expect(createEntryId(() => false)).toMatch(/^[0-9a-f]{8}$/)
+  })
+})
+
+describe('OpenSessions', () => {
+  const manager = (): SessionManager => ({ isFlushed: () => true, entryCount: () => 0, close: async () => {} }) as unknown as SessionManager
+
+  it('evicts the least recently used session, also after repeated use of the newest', async () => {
+    const open = new OpenSessions({ max: 2, log: silentLogger, pinned: () => false })
+    const load = async () => ({ manager: manager(), modifiedMs: 0 })
+    for (const id of ['a', 'b']) open.release(await open.acquire(id, load))
+    open.release(open.acquireLoaded('a')!) // a is now the most recent
+    open.release(open.acquireLoaded('a')!)
+    open.release(await open.acquire('c', load))
+    expect(open.peek('b')).toBeUndefined()
+    expect(open.peek('a')).toBeDefined()
+    open.release(open.acquireLoaded('c')!)
+    open.release(await open.acquire('d', load))
+    expect(open.peek('a')).toBeUndefined()
+    expect([...open.values()].map((s) => s.id)).toEqual(['c', 'd'])
+  })
+})
+
+describe('Mutex', () => {
+  it('keeps FIFO order when the first holder takes the free lock without waiting', async () => {
+    const mutex = new Mutex()
+    const order: string[] = []
+    const slow = mutex.run(async () => { await new Promise((r) => setTimeout(r, 5)); order.push('1') })
+    const two = mutex.run(() => { order.push('2') })
+    const three = mutex.run(async () => { order.push('3') })
+    await Promise.all([slow, two, three])
+    expect(order).toEqual(['1', '2', '3'])
+    expect(mutex.busy).toBe(false)
+    await mutex.run(() => { order.push('4') })
+    expect(order).toEqual(['1', '2', '3', '4'])
+  })
+})
