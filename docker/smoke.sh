@@ -2,9 +2,11 @@
 # Smoke test of the image's start-up without a Docker engine: runs the exact start command of
 # docker/Dockerfile (ENTRYPOINT + CMD of the final stage, parsed from the file so the two cannot
 # drift) from a fresh `npm run build`, with the final stage's ENV, in a copy of the image's
-# WORKDIR (package.json, node_modules, dist/), against a temporary DATA_DIR. It waits for
-# GET /readyz to answer 200, runs the HEALTHCHECK command, sends SIGTERM and requires exit
-# code 0 and a released DATA_DIR lock.
+# WORKDIR (package.json, node_modules, dist/), against a temporary DATA_DIR. When the image
+# names an AUTH_TOKENS_FILE, the file is moved under the temporary DATA_DIR and its first token
+# is created with the image's own `token create` (as README "Docker" says), and the API must
+# answer 401 without it and 200 with it. It waits for GET /readyz to answer 200, runs the
+# HEALTHCHECK command, sends SIGTERM and requires exit code 0 and a released DATA_DIR lock.
 #
 #   docker/smoke.sh                  run the smoke test (exit 0 = passed)
 #   docker/smoke.sh --print-command  print the parsed start command and exit
@@ -18,8 +20,9 @@ DOCKERFILE="${SMOKE_DOCKERFILE:-$ROOT/docker/Dockerfile}"
 
 fail () { echo "smoke: FAIL: $*" >&2; exit 1; }
 
-# Prints `env KEY=value`, `cmd <arg>` and `health <arg>` lines for the final stage; fails on a
-# shell-form ENTRYPOINT/CMD/HEALTHCHECK (a shell as PID 1 would not pass SIGTERM on).
+# Prints `env KEY=value`, `cmd <arg>` (ENTRYPOINT + CMD), `entry <arg>` (ENTRYPOINT alone) and
+# `health <arg>` lines for the final stage; fails on a shell-form ENTRYPOINT/CMD/HEALTHCHECK (a
+# shell as PID 1 would not pass SIGTERM on).
 PARSER='
 const text = require("node:fs").readFileSync(process.argv[1], "utf8")
 const lines = text.replace(/\\\r?\n/g, " ").split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !l.startsWith("#"))
@@ -51,15 +54,17 @@ for (const line of lines.slice(start + 1)) {
 if (entrypoint === undefined || cmd === undefined) throw new Error("the final stage needs both ENTRYPOINT and CMD")
 for (const [k, v] of env) console.log(`env ${k}=${v}`)
 for (const a of [...entrypoint, ...cmd]) console.log(`cmd ${a}`)
+for (const a of entrypoint) console.log(`entry ${a}`)
 for (const a of health ?? []) console.log(`health ${a}`)
 '
 
-ENVS=(); CMD=(); HEALTH=()
+ENVS=(); CMD=(); ENTRY=(); HEALTH=()
 PARSED="$(node -e "$PARSER" "$DOCKERFILE")" || fail "cannot parse $DOCKERFILE"
 while IFS= read -r line; do
   case "$line" in
     env\ *) ENVS+=("${line#env }") ;;
     cmd\ *) CMD+=("${line#cmd }") ;;
+    entry\ *) ENTRY+=("${line#entry }") ;;
     health\ *) HEALTH+=("${line#health }") ;;
   esac
 done <<< "$PARSED"
@@ -96,21 +101,41 @@ cp "$ROOT/package.json" "$ROOT/package-lock.json" "$APP/"
 if [[ -d "$ROOT/dist" ]]; then cp -R "$ROOT/dist" "$APP/dist"; fi
 ln -s "$ROOT/node_modules" "$APP/node_modules"
 
-# The image's environment, with DATA_DIR on the temp dir and, if asked, another port.
+# The image's environment, with DATA_DIR on the temp dir and, if asked, another port. A token
+# file the image keeps under its DATA_DIR moves along to the same place under the temp dir.
 RUN_ENV=()
 PORT=""
+IMAGE_DATA_DIR=""
+TOKENS_FILE=""
 for kv in "${ENVS[@]}"; do
   case "$kv" in
-    DATA_DIR=*) ;;
+    DATA_DIR=*) IMAGE_DATA_DIR="${kv#DATA_DIR=}" ;;
     PORT=*) PORT="${kv#PORT=}" ;;
+    AUTH_TOKENS_FILE=*) TOKENS_FILE="${kv#AUTH_TOKENS_FILE=}" ;;
     *) RUN_ENV+=("$kv") ;;
   esac
 done
 PORT="${SMOKE_PORT:-${PORT:-8787}}"
 RUN_ENV+=("DATA_DIR=$DATA_DIR" "PORT=$PORT")
+if [[ -n "$TOKENS_FILE" ]]; then
+  if [[ -n "$IMAGE_DATA_DIR" && "$TOKENS_FILE" == "$IMAGE_DATA_DIR"/* ]]; then
+    TOKENS_FILE="$DATA_DIR/${TOKENS_FILE#"$IMAGE_DATA_DIR"/}"
+  else
+    TOKENS_FILE="$TMP/$(basename "$TOKENS_FILE")"
+  fi
+  RUN_ENV+=("AUTH_TOKENS_FILE=$TOKENS_FILE")
+fi
+
+cd "$APP"
+SECRET=""
+if [[ -n "$TOKENS_FILE" ]]; then
+  SECRET="$(env "${RUN_ENV[@]}" "${ENTRY[@]}" token create --tenant default --scopes read --name smoke 2>"$TMP/token.err")" \
+    || { cat "$TMP/token.err" >&2; fail "'token create' failed"; }
+  [[ "$SECRET" == sst_* ]] || fail "'token create' did not print a secret"
+  echo "smoke: created a token in AUTH_TOKENS_FILE with '${ENTRY[*]} token create'"
+fi
 
 echo "smoke: starting '${CMD[*]}' with ${RUN_ENV[*]}"
-cd "$APP"
 # `env` execs the command, so $! is the server's own pid, as PID 1 would be in the container.
 env "${RUN_ENV[@]}" "${CMD[@]}" > "$LOG" 2>&1 &
 PID=$!
@@ -128,6 +153,13 @@ echo "smoke: GET /readyz answered 200"
 
 env "${RUN_ENV[@]}" "${HEALTH[@]}" || fail "the HEALTHCHECK command failed against the running server"
 echo "smoke: HEALTHCHECK command passed"
+
+if [[ -n "$SECRET" ]]; then
+  status () { node -e "fetch('http://127.0.0.1:$PORT/v1/sessions', { headers: process.argv[1] ? { authorization: 'Bearer ' + process.argv[1] } : {} }).then((r) => console.log(r.status), () => console.log(0))" "${1:-}"; }
+  [[ "$(status)" == "401" ]] || fail "GET /v1/sessions without a token did not answer 401"
+  [[ "$(status "$SECRET")" == "200" ]] || fail "GET /v1/sessions with the token did not answer 200"
+  echo "smoke: GET /v1/sessions answered 401 without a token and 200 with it"
+fi
 
 kill -TERM "$PID"
 # Bash reaps the exited child on its own (SIGCHLD), so `kill -0` fails once it is gone; `wait`

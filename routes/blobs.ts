@@ -44,14 +44,14 @@ const blobs: FastifyPluginAsyncTypebox = async (app) => {
     const bytes = bytesOf(req.body)
     const actual = sha256Hex(bytes)
     if (actual !== req.params.hex) throw new DigestMismatch(actual, req.params.hex)
-    const stored = await app.blobs.put(bytes)
+    const stored = await req.tenant.blobs.put(bytes)
     if (stored.created) reply.code(201).header('location', blobPath(stored.hash))
     return infoOf(stored, bytes.length)
   })
 
   app.post('', { schema: PostBlob }, async (req, reply) => {
     const bytes = bytesOf(req.body)
-    const stored = await app.blobs.put(bytes)
+    const stored = await req.tenant.blobs.put(bytes)
     return reply.code(201).header('location', blobPath(stored.hash)).send(infoOf(stored, bytes.length))
   })
 
@@ -63,10 +63,10 @@ const blobs: FastifyPluginAsyncTypebox = async (app) => {
       const { hex } = req.params
       const cache = { etag: etagOf(hex), 'cache-control': CACHE_CONTROL }
       if (matchesIfNoneMatch(req.headers['if-none-match'], hex)) {
-        if (!await app.blobs.has(hex)) throw new BlobNotFound(hex)
+        if (!await req.tenant.blobs.has(hex)) throw new BlobNotFound(hex)
         return reply.code(304).headers(cache).send()
       }
-      const bytes = await app.blobs.get(hex)
+      const bytes = await req.tenant.blobs.get(hex)
       if (bytes === null) throw new BlobNotFound(hex)
       reply.headers({ ...cache, 'content-type': sniffContentType(bytes), 'x-content-type-options': 'nosniff' })
       // HEAD: the headers of GET, with the length of the body it would carry.

@@ -127,6 +127,11 @@ export const AppendEntries = {
       headers: { ETag: ETagHeader, 'Idempotent-Replayed': Type.Literal('true') },
     },
     ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
+    413: {
+      ...problemResponses(413)[413],
+      description: 'The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than ' +
+        'MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`, default 1000)',
+    },
   },
 }
 

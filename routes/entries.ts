@@ -4,7 +4,8 @@
  * carries the session's `ETag` as of that read or change.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyReply } from 'fastify'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { BatchTooLarge } from '../src/errors.js'
 import type { Tagged } from '../src/registry/session-registry.js'
 import {
   AppendEntries, BranchSummary, GetBranch, GetContext, GetEntries, GetEntry, GetTree, PutLeaf,
@@ -17,17 +18,24 @@ function tagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
 }
 
 const entries: FastifyPluginAsyncTypebox = async (app) => {
+  /** MAX_BATCH_ENTRIES, checked before the batch's entries are validated one by one. */
+  const checkBatchSize = async (req: FastifyRequest): Promise<void> => {
+    const batch = (req.body as { entries?: unknown } | undefined)?.entries
+    const max = app.config.maxBatchEntries
+    if (Array.isArray(batch) && batch.length > max) throw new BatchTooLarge(batch.length, max)
+  }
+
   app.get('/:id/entries', { schema: GetEntries }, async (req, reply) => {
     const { after = 0, limit = 100, blobs } = req.query
-    return tagged(reply, await app.registry.entries(req.params.id, after, limit, blobs))
+    return tagged(reply, await req.tenant.registry.entries(req.params.id, after, limit, blobs))
   })
 
   app.get('/:id/entries/:entryId', { schema: GetEntry }, async (req, reply) => {
-    return tagged(reply, await app.registry.entry(req.params.id, req.params.entryId, req.query.blobs))
+    return tagged(reply, await req.tenant.registry.entry(req.params.id, req.params.entryId, req.query.blobs))
   })
 
-  app.post('/:id/entries', { schema: AppendEntries }, async (req, reply) => {
-    const { result, etag, replayed } = await app.registry.append(req.params.id, req.body, {
+  app.post('/:id/entries', { schema: AppendEntries, preValidation: checkBatchSize }, async (req, reply) => {
+    const { result, etag, replayed } = await req.tenant.registry.append(req.params.id, req.body, {
       ifMatch: req.headers['if-match'], idempotencyKey: req.headers['idempotency-key'], blobs: req.query.blobs,
     })
     if (replayed) reply.header('idempotent-replayed', 'true')
@@ -35,25 +43,25 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.put('/:id/leaf', { schema: PutLeaf }, async (req, reply) => {
-    const moved = await app.registry.setLeaf(req.params.id, req.body.leafId, req.headers['if-match'])
+    const moved = await req.tenant.registry.setLeaf(req.params.id, req.body.leafId, req.headers['if-match'])
     return reply.header('etag', moved.etag).send(moved)
   })
 
   app.post('/:id/branch-summary', { schema: BranchSummary }, async (req, reply) => {
     const { id } = req.params
-    const created = await app.registry.branchSummary(id, req.body, req.headers['if-match'], req.query.blobs)
+    const created = await req.tenant.registry.branchSummary(id, req.body, req.headers['if-match'], req.query.blobs)
     return reply.code(201).send(tagged(reply, created))
   })
 
-  app.get('/:id/tree', { schema: GetTree }, async (req, reply) => tagged(reply, await app.registry.tree(req.params.id)))
+  app.get('/:id/tree', { schema: GetTree }, async (req, reply) => tagged(reply, await req.tenant.registry.tree(req.params.id)))
 
   app.get('/:id/branch', { schema: GetBranch }, async (req, reply) => {
-    const { value, etag } = await app.registry.branch(req.params.id, req.query.leafId, req.query.blobs)
+    const { value, etag } = await req.tenant.registry.branch(req.params.id, req.query.leafId, req.query.blobs)
     return tagged(reply, { value: { entries: value }, etag })
   })
 
   app.get('/:id/context', { schema: GetContext }, async (req, reply) => {
-    return tagged(reply, await app.registry.context(req.params.id, req.query.leafId, req.query.blobs))
+    return tagged(reply, await req.tenant.registry.context(req.params.id, req.query.leafId, req.query.blobs))
   })
 }
 

@@ -14,14 +14,17 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   // No HEAD twins: a stream has no headers-only form.
-  app.get('/sessions/:id/events', { schema: SessionEvents, exposeHeadRoute: false }, async (req, reply) => {
+  // `stream`: `?access_token=` is accepted here (EventSource cannot send headers), and each
+  // stream holds one of its token's MAX_SSE_PER_TOKEN slots (src/plugins/access.ts).
+  app.get('/sessions/:id/events', { schema: SessionEvents, exposeHeadRoute: false, config: { stream: true } }, async (req, reply) => {
     const after = resumeAfter(req.headers['last-event-id'], req.query.after)
-    await streamSession(app.registry, streams, req, reply, req.params.id, after, req.query.blobs)
+    await streamSession(req.tenant.registry, streams, req, reply, req.params.id, after, req.query.blobs)
     return reply
   })
 
-  app.get('/events', { schema: GlobalEvents, exposeHeadRoute: false }, async (req, reply) => {
-    streamGlobal(app.registry, streams, req, reply)
+  // The tenant's own registry: its lifecycle events only.
+  app.get('/events', { schema: GlobalEvents, exposeHeadRoute: false, config: { stream: true } }, async (req, reply) => {
+    streamGlobal(req.tenant.registry, streams, req, reply)
     return reply
   })
 }

@@ -25,15 +25,16 @@ async function probeWritable (storage: SessionStorage, dataDir: string): Promise
 }
 
 const health: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { storage }) => {
-  app.get('/healthz', { schema: Healthz }, async () => ({ status: 'ok' as const }))
+  app.get('/healthz', { schema: Healthz, config: { scope: 'public' } }, async () => ({ status: 'ok' as const }))
 
-  app.get('/readyz', { schema: Readyz }, async () => {
+  // Public, but shed under load like the API: an overloaded server is not ready for more traffic.
+  app.get('/readyz', { schema: Readyz, config: { scope: 'public', shedLoad: true } }, async () => {
     try {
       await probeWritable(storage, app.config.dataDir)
     } catch (err) {
       throw new NotReady('storage is not writable', { cause: err })
     }
-    if (!await app.registry.isReady()) throw new NotReady('session registry is not ready')
+    if (!await app.tenants.isReady()) throw new NotReady('session registry is not ready')
     return { status: 'ok' as const }
   })
 }

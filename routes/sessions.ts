@@ -32,48 +32,48 @@ async function defaultBody (req: FastifyRequest): Promise<void> {
 
 const sessions: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', { schema: CreateSession }, async (req, reply) => {
-    return sendSession(reply, await app.registry.create(req.body), 201)
+    return sendSession(reply, await req.tenant.registry.create(req.body), 201)
   })
 
-  app.get('', { schema: ListSessions }, async (req) => await app.registry.list(req.query))
+  app.get('', { schema: ListSessions }, async (req) => await req.tenant.registry.list(req.query))
 
   app.get('/recent', { schema: RecentSessions }, async (req) => {
-    return { sessions: await app.registry.recent(req.query.cwd, req.query.limit) }
+    return { sessions: await req.tenant.registry.recent(req.query.cwd, req.query.limit) }
   })
 
   app.post('/continue', { schema: ContinueSession }, async (req, reply) => {
-    const { session, created } = await app.registry.continueRecent(req.body.cwd, req.body.terminalId)
+    const { session, created } = await req.tenant.registry.continueRecent(req.body.cwd, req.body.terminalId)
     return sendSession(reply, session, created ? 201 : 200)
   })
 
   app.post('/import', { schema: ImportSession, onRequest: requireJsonl }, async (req, reply) => {
-    return sendSession(reply, await app.registry.import(req.body, { newId: req.query.newId }), 201)
+    return sendSession(reply, await req.tenant.registry.import(req.body, { newId: req.query.newId }), 201)
   })
 
   app.get('/:id', { schema: GetSession }, async (req, reply) => {
-    return sendSession(reply, await app.registry.get(req.params.id))
+    return sendSession(reply, await req.tenant.registry.get(req.params.id))
   })
 
   app.patch('/:id', { schema: PatchSession }, async (req, reply) => {
-    return sendSession(reply, await app.registry.rename(req.params.id, req.body.title, req.headers['if-match']))
+    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match']))
   })
 
   app.post('/:id/move', { schema: MoveSession }, async (req, reply) => {
-    return sendSession(reply, await app.registry.move(req.params.id, req.body.cwd, req.headers['if-match']))
+    return sendSession(reply, await req.tenant.registry.move(req.params.id, req.body.cwd, req.headers['if-match']))
   })
 
   app.post('/:id/fork', { schema: ForkSession, preValidation: defaultBody }, async (req, reply) => {
-    const session = await app.registry.fork(req.params.id, req.body.leafId, req.headers['if-match'])
+    const session = await req.tenant.registry.fork(req.params.id, req.body.leafId, req.headers['if-match'])
     return sendSession(reply, session, 201)
   })
 
   app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
-    const { value, etag } = await app.registry.export(req.params.id)
+    const { value, etag } = await req.tenant.registry.export(req.params.id)
     return reply.type('application/x-ndjson; charset=utf-8').header('etag', etag).send(value)
   })
 
   app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {
-    await app.registry.delete(req.params.id, req.headers['if-match'])
+    await req.tenant.registry.delete(req.params.id, req.headers['if-match'])
     return reply.code(204).send()
   })
 }

@@ -12,12 +12,21 @@ import entryRoutes from '../routes/entries.js'
 import eventRoutes from '../routes/events.js'
 import healthRoutes from '../routes/health.js'
 import sessionRoutes from '../routes/sessions.js'
+import tokenRoutes from '../routes/tokens.js'
+import { redactingLogger } from './auth/redaction.js'
+import { Tenants } from './auth/tenants.js'
+import type { TokenStore } from './auth/tokens.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
+import cors from './plugins/cors.js'
 import openapi from './plugins/openapi.js'
+import overload from './plugins/overload.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import queryCoercion from './plugins/query-coercion.js'
+import routeAccess from './plugins/route-access.js'
+import securityHeaders from './plugins/security-headers.js'
 import serialization from './plugins/serialization.js'
 import type { SessionRegistry } from './registry/session-registry.js'
 import { registerSharedSchemas } from './schemas/shared.js'
@@ -27,9 +36,24 @@ export interface AppDeps {
   config: Config
   /** The session storage; `/readyz` proves it writable. */
   storage: SessionStorage
+  /** The default tenant's blobs. */
   blobs: BlobStore
+  /** The default tenant's registry (over `config.dataDir`); its owner closes it. */
   registry: SessionRegistry
-  /** Fastify logger options, or a ready pino logger (used as is). Default: no logging. */
+  /**
+   * The tokens in force (AUTH_TOKENS_FILE). Absent: open mode, everyone is the default tenant
+   * with every scope (API.md).
+   */
+  tokens?: TokenStore
+  /**
+   * Every tenant's registry and blobs. Absent: the app makes one around `registry` and `blobs`
+   * and closes the tenants it created when it closes.
+   */
+  tenants?: Tenants
+  /**
+   * Fastify logger options, or a ready pino logger. Either way the `Authorization` header and
+   * `access_token` query parameters are redacted. Default: no logging.
+   */
   logger?: FastifyServerOptions['logger'] | FastifyBaseLogger
 }
 
@@ -42,18 +66,23 @@ export type App = FastifyInstance<
  */
 const MAX_PARAM_LENGTH = 1024
 
-function isLoggerInstance (logger: AppDeps['logger']): logger is FastifyBaseLogger {
-  return typeof logger === 'object' && logger !== null && typeof (logger as { child?: unknown }).child === 'function'
-}
-
-function loggerOptions (logger: AppDeps['logger']): Pick<FastifyServerOptions, 'logger' | 'loggerInstance'> {
-  if (isLoggerInstance(logger)) return { loggerInstance: logger }
-  return { logger: logger ?? false }
+function tenantsOf (deps: AppDeps, app: App): Tenants {
+  if (deps.tenants !== undefined) return deps.tenants
+  const tenants = new Tenants({
+    dataDir: deps.config.dataDir,
+    storage: deps.storage,
+    storageKind: deps.config.storage,
+    defaultTenant: { registry: deps.registry, blobs: deps.blobs },
+    logger: app.log,
+    maxOpenSessions: deps.config.maxOpenSessions,
+  })
+  app.addHook('onClose', async () => { await tenants.close() })
+  return tenants
 }
 
 export async function buildApp (deps: AppDeps): Promise<App> {
   const app = Fastify({
-    ...loggerOptions(deps.logger),
+    ...redactingLogger(deps.logger),
     bodyLimit: deps.config.bodyLimit,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
@@ -66,14 +95,24 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   app.decorate('config', deps.config)
   app.decorate('blobs', deps.blobs)
   app.decorate('registry', deps.registry)
+  const tenants = tenantsOf(deps, app)
+  app.decorate('tenants', tenants)
+  app.decorate('tokens', deps.tokens ?? null)
   registerSharedSchemas(app)
   // Live SSE streams never end on their own: end them before the server waits for its connections.
-  app.addHook('preClose', async () => { deps.registry.shutdown() })
+  app.addHook('preClose', async () => { tenants.shutdown() })
 
+  // Order matters: route-access sees every route after it; the onRequest hooks run as
+  // registered (CORS headers first, then load shedding, then authentication).
+  await app.register(routeAccess)
   await app.register(problem)
   await app.register(serialization)
+  await app.register(securityHeaders)
   await app.register(bodyParsers)
   await app.register(queryCoercion)
+  await app.register(cors)
+  await app.register(overload)
+  await app.register(access, { tokens: deps.tokens, tenants })
   await app.register(openapi)
 
   await app.register(healthRoutes, { storage: deps.storage })
@@ -81,5 +120,6 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(sessionRoutes, { prefix: '/v1/sessions' })
   await app.register(entryRoutes, { prefix: '/v1/sessions' })
   await app.register(eventRoutes, { prefix: '/v1' })
+  await app.register(tokenRoutes, { prefix: '/v1/tokens' })
   return app
 }

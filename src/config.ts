@@ -20,8 +20,24 @@ export interface Config {
   logLevel: LogLevel
   /** Largest request body in bytes. */
   bodyLimit: number
-  /** Most sessions the registry keeps loaded at once. */
+  /** Most sessions the registry keeps loaded at once (per tenant). */
   maxOpenSessions: number
+  /** Absolute path of the token file (src/auth/tokens.ts). Unset: open access, one tenant. */
+  authTokensFile?: string
+  /** Serve without tokens on a non-loopback HOST anyway. */
+  allowUnauthenticated: boolean
+  /** Requests per client (its token, else its IP) per window; 0 = no rate limit. */
+  rateLimitMax: number
+  /** The rate limit's window in ms. */
+  rateLimitWindowMs: number
+  /** Live SSE streams one token may hold open at once; 0 = no cap. */
+  maxSsePerToken: number
+  /** Most entries one append batch may carry (413 beyond). */
+  maxBatchEntries: number
+  /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
+  maxEventLoopDelayMs: number
+  /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
+  corsOrigins: string[]
 }
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
@@ -61,12 +77,58 @@ function logLevel (env: Env): LogLevel {
   return level
 }
 
+function flag (env: Env, name: string): boolean {
+  const raw = read(env, name)
+  if (raw === undefined || raw === '0' || raw === 'false') return false
+  if (raw === '1' || raw === 'true') return true
+  throw new InvalidConfig(name, `expected 1 or 0 (true or false), got '${raw}'`)
+}
+
+/** `CORS_ORIGINS`: comma-separated origins (`https://app.example.com`), or `*` alone. */
+function corsOrigins (env: Env): string[] {
+  const raw = read(env, 'CORS_ORIGINS')
+  if (raw === undefined) return []
+  const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '')
+  if (origins.includes('*')) {
+    if (origins.length > 1) throw new InvalidConfig('CORS_ORIGINS', "'*' allows every origin and cannot be combined with others")
+    return ['*']
+  }
+  for (const origin of origins) {
+    const parsed = URL.canParse(origin) ? new URL(origin) : undefined
+    if (parsed === undefined || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new InvalidConfig('CORS_ORIGINS', `'${origin}' is not an origin like https://app.example.com (scheme, host, optional port; no path)`)
+    }
+  }
+  return origins
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and `localhost`. */
+export function isLoopback (host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1')
+  if (h === 'localhost' || h === '::1' || h === '0:0:0:0:0:0:0:1') return true
+  const v4 = h.startsWith('::ffff:') ? h.slice(7) : h
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
+}
+
+/** Open access is only for loopback: anything else needs tokens, or an explicit opt-out. */
+function checkExposure (config: Config): Config {
+  if (config.authTokensFile !== undefined || config.allowUnauthenticated || isLoopback(config.host)) return config
+  throw new InvalidConfig('HOST', `${config.host} is not a loopback address and AUTH_TOKENS_FILE is not set, so ` +
+    'anyone who reaches the port would get in. Set AUTH_TOKENS_FILE, or ALLOW_UNAUTHENTICATED=1 to serve without authentication')
+}
+
 /**
  * Reads the configuration. `cwd` is what a relative `DATA_DIR` resolves against.
- * @throws InvalidConfig (`SS_INVALID_CONFIG`) naming the first invalid variable.
+ * The protections of a shared service (rate limit, stream cap, load shedding) are on by default
+ * only with AUTH_TOKENS_FILE; without tokens the server behaves exactly as API.md says unless
+ * they are set explicitly.
+ * @throws InvalidConfig (`SS_INVALID_CONFIG`) naming the first invalid variable, also for a
+ * non-loopback HOST without AUTH_TOKENS_FILE or ALLOW_UNAUTHENTICATED=1.
  */
 export function loadConfig (env: Env = process.env, cwd: string = process.cwd()): Config {
-  return {
+  const tokensFile = read(env, 'AUTH_TOKENS_FILE')
+  const authOn = tokensFile !== undefined
+  return checkExposure({
     port: integer(env, 'PORT', 8787, 0, 65535),
     host: read(env, 'HOST') ?? '127.0.0.1',
     dataDir: resolve(cwd, read(env, 'DATA_DIR') ?? './data'),
@@ -74,5 +136,13 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 67_108_864, 1, Number.MAX_SAFE_INTEGER),
     maxOpenSessions: integer(env, 'MAX_OPEN_SESSIONS', 1000, 1, 1_000_000),
-  }
+    ...(tokensFile === undefined ? {} : { authTokensFile: resolve(cwd, tokensFile) }),
+    allowUnauthenticated: flag(env, 'ALLOW_UNAUTHENTICATED'),
+    rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
+    rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
+    maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
+    maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', 1000, 1, 1_000_000),
+    maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
+    corsOrigins: corsOrigins(env),
+  })
 }

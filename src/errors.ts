@@ -71,6 +71,28 @@ export const IdempotencyKeyReused = createError(
 export const UnknownParent = createError<[string]>('SS_UNKNOWN_PARENT', "Parent entry '%s' does not exist", 422)
 export const UnknownLabelTarget = createError<[string]>(
   'SS_UNKNOWN_LABEL_TARGET', "Label target '%s' does not exist", 422)
+// ── Access and limits ───────────────────────────────────────────────────────
+/** No usable credentials: no token, or one no token of the file matches. */
+export const Unauthenticated = createError<[string]>('SS_UNAUTHENTICATED', '%s', 401)
+/** The token matches but its `expiresAt` has passed. */
+export const TokenExpired = createError('SS_TOKEN_EXPIRED', 'The access token has expired', 401)
+/** A valid token without the scope the route needs. The argument is that scope. */
+export const Forbidden = createError<[string]>('SS_FORBIDDEN', "This route needs the '%s' scope", 403)
+/** Token management needs tokens: the server runs without AUTH_TOKENS_FILE. */
+export const AuthDisabled = createError(
+  'SS_AUTH_DISABLED', 'Authentication is off (no AUTH_TOKENS_FILE): there are no tokens to manage', 409)
+export const TokenNotFound = createError<[string]>('SS_TOKEN_NOT_FOUND', "Token '%s' not found", 404)
+/** Arguments: the entries in the batch, then the limit. */
+export const BatchTooLarge = createError<[number, number]>(
+  'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
+/** The argument says when to retry, e.g. `1 minute`. */
+export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+/** The argument is the limit of concurrent streams per token. */
+export const TooManyStreams = createError<[number]>(
+  'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
+/** The event loop lags behind: requests are shed until it catches up. */
+export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
+
 export const Internal = createError<[] | [WithCause]>('SS_INTERNAL', 'Internal server error', 500)
 export const NotReady = createError<[string] | [string, WithCause]>('SS_NOT_READY', 'Not ready: %s', 503)
 /**

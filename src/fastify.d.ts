@@ -1,15 +1,34 @@
-/** Every decorator of the app, declared once (set in `buildApp`, src/app.ts). */
+/** Every decorator of the app, declared once (set in `buildApp`, src/app.ts, and its plugins). */
+import type { Tenant, Tenants } from './auth/tenants.js'
+import type { Principal, TokenStore } from './auth/tokens.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import type { RouteAccess, RouteScope } from './plugins/route-access.js'
 import type { SessionRegistry } from './registry/session-registry.js'
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** Open sessions by id, over the storage chosen at start-up. */
+    /** The default tenant's sessions by id, over the storage chosen at start-up. */
     registry: SessionRegistry
-    /** Content-addressed blobs (SPEC.md §9.4). */
+    /** The default tenant's content-addressed blobs (SPEC.md §9.4). */
     blobs: BlobStore
     config: Config
+    /** Every tenant's registry and blobs, created on first use (src/auth/tenants.ts). */
+    tenants: Tenants
+    /** The tokens in force, reloaded on SIGHUP; `null` without AUTH_TOKENS_FILE (open mode). */
+    tokens: TokenStore | null
+    /** What every registered route requires, in registration order (src/plugins/route-access.ts). */
+    routeAccess: readonly RouteAccess[]
+  }
+
+  interface FastifyRequest {
+    /** The token's principal; `null` in open mode and on public routes. */
+    principal: Principal | null
+    /**
+     * The tenant the request works on: its registry and blobs. Set on every route that is not
+     * public (src/plugins/access.ts); `null` on public ones.
+     */
+    tenant: Tenant
   }
 
   interface FastifyContextConfig {
@@ -18,5 +37,11 @@ declare module 'fastify' {
      * `text/plain`) as one string; see src/plugins/body-parsers.ts.
      */
     textBody?: boolean
+    /** The scope a token needs; default from the method (src/plugins/route-access.ts). */
+    scope?: RouteScope
+    /** A live SSE stream: accepts `?access_token=` and counts against MAX_SSE_PER_TOKEN. */
+    stream?: boolean
+    /** Answered 503 while the event loop lags; default: every route that is not public. */
+    shedLoad?: boolean
   }
 }

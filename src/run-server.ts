@@ -1,14 +1,17 @@
 /**
- * Starting and stopping the server process (API.md "Running"): takes the DATA_DIR lock, opens
- * storage, blobs and the session registry, listens, and shuts down gracefully on
+ * Starting and stopping the server process (API.md "Running"): takes the DATA_DIR lock, loads
+ * the tokens (AUTH_TOKENS_FILE), opens storage, blobs and the session registry, listens, reloads
+ * the tokens on SIGHUP (connections and streams stay up) and shuts down gracefully on
  * SIGTERM/SIGINT. `src/server.ts` (`npm start`) and `session-store serve` both run this; it
  * lives apart from `server.ts` so that importing it starts nothing.
  */
 import { join } from 'node:path'
 import { pino, type Logger } from 'pino'
 import { buildApp, type App } from './app.js'
+import { TokenStore } from './auth/tokens.js'
 import { FileBlobStore, MemoryBlobStore } from './blobs/index.js'
 import type { Config } from './config.js'
+import { InvalidConfig } from './errors.js'
 import { acquireLock, type LockFile } from './lock-file.js'
 import { createRegistry, type SessionRegistry } from './registry/session-registry.js'
 import { createStorage } from './storage/index.js'
@@ -21,8 +24,46 @@ export interface RunningServer {
   app: App
   registry: SessionRegistry
   lock: LockFile | undefined
+  /** The tokens in force; undefined in open mode (no AUTH_TOKENS_FILE). */
+  tokens: TokenStore | undefined
   /** The address Fastify reports, e.g. `http://127.0.0.1:8787`. */
   address: string
+}
+
+/**
+ * The token file, read once at start. A server configured for tokens never starts open.
+ * @throws InvalidConfig naming AUTH_TOKENS_FILE when the file is missing or invalid.
+ */
+async function loadTokens (path: string): Promise<TokenStore> {
+  try {
+    return await TokenStore.load(path)
+  } catch (err) {
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
+    const why = missing
+      ? `${path} does not exist; create the first token with: session-store token create --file ${path} --tenant default --scopes admin`
+      : `${path}: ${(err as Error).message}`
+    throw new InvalidConfig('AUTH_TOKENS_FILE', why)
+  }
+}
+
+/**
+ * Re-reads the token file (SIGHUP). Open connections and live streams are untouched; requests
+ * from now on use the new tokens. A file that does not load leaves the previous tokens in force.
+ * Resolves true when the new tokens are in force.
+ */
+export async function reloadTokens ({ tokens }: RunningServer, logger: Logger): Promise<boolean> {
+  if (tokens === undefined) {
+    logger.info({}, 'SIGHUP ignored: no AUTH_TOKENS_FILE')
+    return false
+  }
+  try {
+    await tokens.reload()
+    logger.info({ file: tokens.path, tokens: tokens.size }, 'tokens reloaded')
+    return true
+  } catch (err) {
+    logger.error({ err, file: tokens.path, tokens: tokens.size }, 'token reload failed; the previous tokens stay in force')
+    return false
+  }
 }
 
 /**
@@ -35,15 +76,17 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
   const lock = disk ? await acquireLock(join(config.dataDir, '.lock')) : undefined
   if (lock !== undefined) process.once('exit', () => lock.releaseSync())
   try {
+    const tokens = config.authTokensFile === undefined ? undefined : await loadTokens(config.authTokensFile)
     const storage = createStorage(config.storage)
     const blobs = disk ? new FileBlobStore(join(config.dataDir, 'blobs')) : new MemoryBlobStore()
     const registry = createRegistry({
       dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions,
     })
-    const app = await buildApp({ config, storage, blobs, registry, logger })
+    const app = await buildApp({ config, storage, blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
     const address = await app.listen({ host: config.host, port: config.port })
-    logger.info({ address, dataDir: config.dataDir, storage: config.storage }, 'session-store listening')
-    return { app, registry, lock, address }
+    const auth = tokens === undefined ? 'open' : 'tokens'
+    logger.info({ address, dataDir: config.dataDir, storage: config.storage, auth, tokens: tokens?.size }, 'session-store listening')
+    return { app, registry, lock, tokens, address }
   } catch (err) {
     await lock?.release()
     throw err
@@ -51,7 +94,8 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
 }
 
 /**
- * Stops accepting, ends live streams, closes every session (flush + fsync), drops the lock.
+ * Stops accepting, ends live streams of every tenant, closes every session (flush + fsync; the
+ * app closes the tenants it opened, then the default registry closes), drops the lock.
  * Resolves with the process exit code: 0 when everything closed cleanly, else 1.
  */
 export async function stopServer ({ app, registry, lock }: RunningServer, logger: Logger): Promise<number> {
@@ -73,8 +117,8 @@ export async function stopServer ({ app, registry, lock }: RunningServer, logger
 
 /**
  * Starts the server and, on the first SIGTERM or SIGINT, stops it and exits the process with
- * `stopServer`'s code; a second signal exits 1 at once. A start-up failure is logged at
- * `fatal` and rethrown (the caller reports it and exits 1).
+ * `stopServer`'s code; a second signal exits 1 at once. SIGHUP reloads the tokens. A start-up
+ * failure is logged at `fatal` and rethrown (the caller reports it and exits 1).
  */
 export async function runServer (config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
   let running: RunningServer
@@ -96,5 +140,6 @@ export async function runServer (config: Config, logger: Logger = pino({ level: 
   }
   process.on('SIGTERM', onSignal)
   process.on('SIGINT', onSignal)
+  process.on('SIGHUP', () => { void reloadTokens(running, logger) })
   return running
 }

@@ -11,6 +11,13 @@ describe('loadConfig', () => {
       logLevel: 'info',
       bodyLimit: 67_108_864,
       maxOpenSessions: 1000,
+      allowUnauthenticated: false,
+      rateLimitMax: 0,
+      rateLimitWindowMs: 60_000,
+      maxSsePerToken: 0,
+      maxBatchEntries: 1000,
+      maxEventLoopDelayMs: 0,
+      corsOrigins: [],
     })
   })
 
@@ -18,15 +25,51 @@ describe('loadConfig', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATA_DIR: '/var/lib/ss', STORAGE: 'memory',
       LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5',
+      AUTH_TOKENS_FILE: 'etc/tokens.json', ALLOW_UNAUTHENTICATED: '0', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000',
+      MAX_SSE_PER_TOKEN: '3', MAX_BATCH_ENTRIES: '50', MAX_EVENT_LOOP_DELAY_MS: '0',
+      CORS_ORIGINS: 'https://a.example, http://localhost:3000',
     }, '/srv/app')
     expect(config).toEqual({
       port: 0, host: '0.0.0.0', dataDir: '/var/lib/ss', storage: 'memory',
       logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5,
+      authTokensFile: '/srv/app/etc/tokens.json', allowUnauthenticated: false, rateLimitMax: 10, rateLimitWindowMs: 1000,
+      maxSsePerToken: 3, maxBatchEntries: 50, maxEventLoopDelayMs: 0,
+      corsOrigins: ['https://a.example', 'http://localhost:3000'],
     })
   })
 
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ PORT: '', STORAGE: '' }, '/x')).toMatchObject({ port: 8787, storage: 'disk' })
+  })
+
+  it('turns rate limit, stream cap and load shedding on by default only with AUTH_TOKENS_FILE', () => {
+    expect(loadConfig({ AUTH_TOKENS_FILE: '/t.json' })).toMatchObject({
+      rateLimitMax: 6000, maxSsePerToken: 32, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
+    })
+    expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxEventLoopDelayMs: 0 })
+    expect(loadConfig({}).authTokensFile).toBeUndefined()
+    expect(loadConfig({ RATE_LIMIT_MAX: '5', MAX_SSE_PER_TOKEN: '2', MAX_EVENT_LOOP_DELAY_MS: '50' }))
+      .toMatchObject({ rateLimitMax: 5, maxSsePerToken: 2, maxEventLoopDelayMs: 50 })
+  })
+
+  it('refuses a non-loopback HOST without tokens unless ALLOW_UNAUTHENTICATED=1', () => {
+    for (const host of ['0.0.0.0', '::', '192.168.1.5', 'example.com']) {
+      expect(() => loadConfig({ HOST: host })).toThrow(expect.objectContaining({
+        code: 'SS_INVALID_CONFIG', message: expect.stringMatching(/^HOST: .* is not a loopback address and AUTH_TOKENS_FILE is not set.*ALLOW_UNAUTHENTICATED=1/),
+      }))
+      expect(loadConfig({ HOST: host, ALLOW_UNAUTHENTICATED: '1' }).host).toBe(host)
+      expect(loadConfig({ HOST: host, AUTH_TOKENS_FILE: '/t.json' }).host).toBe(host)
+    }
+    for (const host of ['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', 'LOCALHOST', '::ffff:127.0.0.1']) {
+      expect(loadConfig({ HOST: host }).host).toBe(host)
+    }
+  })
+
+  it('reads CORS_ORIGINS: origins, or * alone', () => {
+    expect(loadConfig({ CORS_ORIGINS: '*' }).corsOrigins).toEqual(['*'])
+    expect(() => loadConfig({ CORS_ORIGINS: '*, https://a.example' })).toThrow("CORS_ORIGINS: '*' allows every origin")
+    expect(() => loadConfig({ CORS_ORIGINS: 'https://a.example/path' })).toThrow("CORS_ORIGINS: 'https://a.example/path' is not an origin")
+    expect(() => loadConfig({ CORS_ORIGINS: 'a.example' })).toThrow("'a.example' is not an origin")
   })
 
   it('refuses STORAGE=postgres with a clear message', () => {
@@ -37,6 +80,9 @@ describe('loadConfig', () => {
     ['PORT', '65536'], ['PORT', '-1'], ['PORT', '80x'], ['PORT', '1.5'],
     ['BODY_LIMIT', '0'], ['BODY_LIMIT', 'lots'], ['MAX_OPEN_SESSIONS', '0'],
     ['STORAGE', 'sqlite'], ['LOG_LEVEL', 'verbose'],
+    ['ALLOW_UNAUTHENTICATED', 'yes'], ['RATE_LIMIT_MAX', '-1'], ['RATE_LIMIT_WINDOW_MS', '0'],
+    ['MAX_SSE_PER_TOKEN', 'many'], ['MAX_BATCH_ENTRIES', '0'], ['MAX_EVENT_LOOP_DELAY_MS', '60001'],
+    ['CORS_ORIGINS', 'ftp://x.example'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(expect.objectContaining({
       code: 'SS_INVALID_CONFIG', message: expect.stringMatching(new RegExp(`^${name}: `)),

@@ -9,10 +9,11 @@ import {
 import { migrateCommand } from './migrate.js'
 import { serveCommand } from './serve.js'
 import { tailCommand } from './tail.js'
+import { tokenCommand } from './token.js'
 import { exportCommand, importCommand } from './transfer.js'
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, migrateCommand, tailCommand]
+export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, migrateCommand, tailCommand, tokenCommand]
 
 /** The top-level `--help` text. */
 export function mainHelp (): string {

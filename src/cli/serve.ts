@@ -14,28 +14,53 @@ const FLAGS = {
   storage: 'STORAGE',
   'log-level': 'LOG_LEVEL',
   'body-limit': 'BODY_LIMIT',
+  'auth-tokens-file': 'AUTH_TOKENS_FILE',
+  'rate-limit-max': 'RATE_LIMIT_MAX',
+  'rate-limit-window-ms': 'RATE_LIMIT_WINDOW_MS',
+  'max-sse-per-token': 'MAX_SSE_PER_TOKEN',
+  'max-batch-entries': 'MAX_BATCH_ENTRIES',
+  'max-event-loop-delay-ms': 'MAX_EVENT_LOOP_DELAY_MS',
+  'cors-origins': 'CORS_ORIGINS',
 } as const
 
-/** `serve [--port] [--host] [--data-dir] [--storage] [--log-level] [--body-limit]`. */
+/** The one switch: `--allow-unauthenticated` sets ALLOW_UNAUTHENTICATED=1. */
+const ALLOW_UNAUTHENTICATED = 'allow-unauthenticated'
+
+/** `serve [--port] [--host] [--data-dir] … [--allow-unauthenticated]`: a flag per variable. */
 export const serveCommand: Command = {
   name: 'serve',
   summary: 'run the HTTP server (what npm start runs)',
   help: `Usage: session-store serve [options]
 
 Runs the server until SIGTERM or SIGINT, then shuts down gracefully (streams ended, every
-session flushed and fsynced) and exits 0. Each option overrides its environment variable.
-Logs are JSON lines on stdout.
+session flushed and fsynced) and exits 0. SIGHUP reloads AUTH_TOKENS_FILE. Each option
+overrides its environment variable. Logs are JSON lines on stdout.
 
-Options:                      env          default
-  --port <n>                  PORT         8787 (0 = any free port)
-  --host <addr>               HOST         127.0.0.1
-  --data-dir <dir>            DATA_DIR     ./data
-  --storage <disk|memory>     STORAGE      disk
-  --log-level <level>         LOG_LEVEL    info
-  --body-limit <bytes>        BODY_LIMIT   67108864
-  -h, --help                  show this help
+Without AUTH_TOKENS_FILE access is open (one tenant, every scope), which is allowed on a
+loopback HOST only, unless --allow-unauthenticated. Limits marked * default to 0 (off)
+without AUTH_TOKENS_FILE.
+
+Options:                         env                      default
+  --port <n>                     PORT                     8787 (0 = any free port)
+  --host <addr>                  HOST                     127.0.0.1
+  --data-dir <dir>               DATA_DIR                 ./data
+  --storage <disk|memory>        STORAGE                  disk
+  --log-level <level>            LOG_LEVEL                info
+  --body-limit <bytes>           BODY_LIMIT               67108864
+  --auth-tokens-file <file>      AUTH_TOKENS_FILE         none (open access)
+  --allow-unauthenticated        ALLOW_UNAUTHENTICATED    0
+  --rate-limit-max <n>           RATE_LIMIT_MAX           6000 per window per token *
+  --rate-limit-window-ms <ms>    RATE_LIMIT_WINDOW_MS     60000
+  --max-sse-per-token <n>        MAX_SSE_PER_TOKEN        32 *
+  --max-batch-entries <n>        MAX_BATCH_ENTRIES        1000
+  --max-event-loop-delay-ms <ms> MAX_EVENT_LOOP_DELAY_MS  1000 (0 = never shed load) *
+  --cors-origins <list>          CORS_ORIGINS             none (CORS off); * or comma-separated origins
+  -h, --help                     show this help
 `,
-  options: Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+  options: {
+    ...Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }])),
+    [ALLOW_UNAUTHENTICATED]: { type: 'boolean' },
+  },
   positionals: [0, 0],
   async run (values, _positionals, io) {
     await runServer(serveConfig(values, io.env, io.cwd))
@@ -51,6 +76,7 @@ Options:                      env          default
 export function serveConfig (values: Values, env: Record<string, string | undefined>, cwd: string): Config {
   const merged = { ...env }
   const fromFlag = new Map<string, string>()
+  if (values[ALLOW_UNAUTHENTICATED] === true) merged.ALLOW_UNAUTHENTICATED = '1'
   for (const [flag, variable] of Object.entries(FLAGS)) {
     const value = stringFlag(values, flag)
     if (value === undefined) continue

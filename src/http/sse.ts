@@ -29,6 +29,11 @@ export function encodeRetry (ms: number): string {
   return `retry: ${Math.max(0, Math.trunc(ms))}\n\n`
 }
 
+/** The headers set on the reply so far, without unset ones (`writeHead` refuses `undefined`). */
+function definedHeaders (headers: Record<string, number | string | string[] | undefined>): Record<string, number | string | string[]> {
+  return Object.fromEntries(Object.entries(headers).filter((entry): entry is [string, number | string | string[]] => entry[1] !== undefined))
+}
+
 export interface SseOptions {
   /** A `: ping` comment is written after this many ms without any output. */
   heartbeatMs: number
@@ -65,6 +70,8 @@ export class SseConnection {
     reply.hijack()
     const raw = reply.raw
     raw.writeHead(200, {
+      // Headers hooks set before the handler (CORS, rate limit) go out with the stream's own.
+      ...definedHeaders(reply.getHeaders()),
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
       'x-content-type-options': 'nosniff',

@@ -14,11 +14,12 @@ const HTTP_METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head',
 
 const isJson = (value: unknown): value is Json => typeof value === 'object' && value !== null && !Array.isArray(value)
 
-/** The reference page (API.md "Health and docs"), rendered from `GET /openapi.json`. */
+/** The reference page (API.md "Health and docs"), rendered from `GET /openapi.json`; public. */
 const DOCS_PATH: Json = {
   get: {
     tags: ['docs'],
     summary: 'Human-readable reference rendered from the OpenAPI document',
+    security: [],
     responses: {
       200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
     },

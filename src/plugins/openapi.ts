@@ -18,9 +18,30 @@ const TAGS = [
   { name: 'entries', description: 'Entries, leaf, tree and context of a session' },
   { name: 'events', description: 'Live Server-Sent Events streams' },
   { name: 'blobs', description: 'Content-addressed image bytes' },
+  { name: 'tokens', description: "Access tokens of the caller's tenant (admin scope)" },
   { name: 'health', description: 'Liveness and readiness' },
   { name: 'docs', description: 'This document and its rendering' },
 ]
+
+/**
+ * How clients authenticate: a bearer token, or on the two live streams `?access_token=`
+ * (EventSource cannot send headers). Without AUTH_TOKENS_FILE no credentials are needed, so the
+ * default requirement lists the anonymous alternative `{}` too; public routes say `security: []`.
+ */
+const SECURITY_SCHEMES = {
+  bearerAuth: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A token secret (`sst_…`) as `Authorization: Bearer <secret>`. Tokens belong to one tenant and ' +
+      'carry scopes: `read` lists, reads, exports and subscribes; `write` adds every mutation; `admin` manages tokens.',
+  },
+  accessToken: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'access_token',
+    description: 'The same secret as a query parameter, accepted only by the two live streams; ignored elsewhere.',
+  },
+} as const
 
 const OpenapiDocument = {
   tags: ['docs'],
@@ -48,6 +69,8 @@ async function openapi (app: FastifyInstance): Promise<void> {
           'HTTP, with live SSE and content-addressed blobs. Every error is application/problem+json.',
       },
       tags: TAGS,
+      components: { securitySchemes: SECURITY_SCHEMES },
+      security: [{ bearerAuth: [] }, {}],
     },
     refResolver: {
       // Components are named by `$id` (`Problem`), not `def-0` (STYLE.md §4).
@@ -57,7 +80,7 @@ async function openapi (app: FastifyInstance): Promise<void> {
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   // Sent as a string: the document is passed through as is, never re-serialized by a schema.
-  app.get('/openapi.json', { schema: OpenapiDocument }, async (_req, reply) => {
+  app.get('/openapi.json', { schema: OpenapiDocument, config: { scope: 'public' } }, async (_req, reply) => {
     return reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger()))
   })
 }

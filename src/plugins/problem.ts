@@ -24,7 +24,11 @@ export interface ProblemFacts {
 const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_STORAGE_FAILED: "The session's storage failed; other sessions keep working",
   SS_NOT_READY: 'The service is not ready',
+  SS_OVERLOADED: 'The server is overloaded; retry after the time in Retry-After',
 }
+
+/** Server errors that are expected under load, not failures: logged at debug, not error. */
+const EXPECTED_SERVER_CODES: ReadonlySet<string> = new Set(['SS_OVERLOADED'])
 
 const INTERNAL: ProblemFacts = { status: 500, code: 'SS_INTERNAL' }
 
@@ -85,7 +89,7 @@ function sendProblem (reply: FastifyReply, facts: ProblemFacts): FastifyReply {
 /** Answers `err` as a problem; logs a 5xx with `{ err }`. */
 function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const facts = toProblemFacts(err)
-  if (facts.status >= 500) req.log.error({ err }, 'request failed')
+  if (facts.status >= 500 && !EXPECTED_SERVER_CODES.has(facts.code)) req.log.error({ err }, 'request failed')
   else req.log.debug({ code: facts.code, status: facts.status }, 'request rejected')
   return sendProblem(reply, facts)
 }
@@ -100,7 +104,8 @@ export function frameworkErrors (err: unknown, req: FastifyRequest, reply: Fasti
 
 async function problem (app: FastifyInstance): Promise<void> {
   const routes = new RouteMethods()
-  app.addHook('onRoute', (route: RouteOptions) => { routes.add(route.url, route.method) })
+  // A catch-all (`*`, the CORS preflight route) matches every path: it would turn every 404 into a 405.
+  app.addHook('onRoute', (route: RouteOptions) => { if (route.url !== '*' && route.url !== '/*') routes.add(route.url, route.method) })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler((req, reply) => {
     const url = req.url.slice(0, 200)
@@ -127,5 +132,6 @@ export function clientErrorHandler (err: NodeJS.ErrnoException, socket: import('
   const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
   const body = JSON.stringify(problemBody({ status, code: status === 431 ? 'SS_HEADERS_TOO_LARGE' : 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' }))
   socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+    'X-Content-Type-Options: nosniff\r\n' +
     `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
 }

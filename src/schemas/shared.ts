@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox
 import { Problem } from '../errors.js'
 import { Entry, NewEntry, SessionContext, TreeNode } from '../../routes/entries.schema.js'
 import { RecentSession, Session, SessionInfo, StoredSessionHeader } from '../../routes/sessions.schema.js'
+import { Token } from '../../routes/tokens.schema.js'
 
 export { Problem }
 
@@ -37,6 +38,7 @@ export function sharedSchemas (): TSchema[] {
     NewEntry,
     TreeNode,
     SessionContext,
+    Token,
   ]
 }
 

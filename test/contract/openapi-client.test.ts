@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { contractClient, ContractViolation } from './contract-client.js'
 import { startContractServer } from './contract-server.js'
 import { Coverage, documentedOperations, documentedStatuses } from './openapi-validator.js'
+import { accessSuite } from './suites/access.js'
 import { blobsHealthSuite } from './suites/blobs-health.js'
 import { bodyErrorsSuite } from './suites/body-errors.js'
 import { ctx } from './suites/context.js'
@@ -35,6 +36,7 @@ entriesSuite()
 eventsSuite()
 blobsHealthSuite()
 bodyErrorsSuite()
+accessSuite()
 
 describe('coverage of the document', () => {
   it('called every operation', () => {

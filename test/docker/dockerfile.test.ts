@@ -63,6 +63,11 @@ describe('docker/Dockerfile', () => {
     expect(env.get('PORT')).toBe('8787')
   })
 
+  it('requires tokens: AUTH_TOKENS_FILE lies in the DATA_DIR volume, and nothing opts out of authentication', () => {
+    expect(env.get('AUTH_TOKENS_FILE')).toBe(`${env.get('DATA_DIR')}/tokens.json`)
+    expect(env.has('ALLOW_UNAUTHENTICATED')).toBe(false)
+  })
+
   it('checks its health with node against /readyz, in exec form', () => {
     const health = last(runtime, 'HEALTHCHECK')
     const command = JSON.parse(/CMD (.*)$/.exec(health)![1]!) as string[]
@@ -107,6 +112,15 @@ describe('README ## Docker', () => {
     expect(COMPOSE).toMatch(/^volumes:\n {2}session-store-data:$/m)
     expect(docker).toContain('`127.0.0.1:8787`')
     expect(docker).toContain('`session-store-data`')
+  })
+
+  it('the compose file serves open for local use only, and README says how to require tokens', () => {
+    expect(COMPOSE).toMatch(/^\s+environment:\n\s+AUTH_TOKENS_FILE: ""\n\s+ALLOW_UNAUTHENTICATED: "1"$/m)
+    expect(COMPOSE).not.toMatch(/^\s+- "(0\.0\.0\.0:)?8787:/m)
+    const create = 'docker compose -f docker/compose.yaml run --rm session-store token create --tenant default --scopes admin'
+    expect(COMPOSE).toContain(create)
+    expect(docker).toContain(create)
+    for (const word of ['`AUTH_TOKENS_FILE=/data/tokens.json`', '`ALLOW_UNAUTHENTICATED=1`', 'SIGHUP']) expect(docker).toContain(word)
   })
 
   it('.dockerignore keeps node_modules and dist out but nothing the Dockerfile copies', () => {

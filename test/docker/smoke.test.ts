@@ -42,6 +42,10 @@ describe('docker/smoke.sh', () => {
     expect(res.stdout).toContain("smoke: starting 'node dist/src/cli/main.js serve' with NODE_ENV=production HOST=0.0.0.0 DATA_DIR=")
     expect(res.stdout).toContain('smoke: GET /readyz answered 200\n')
     expect(res.stdout).toContain('smoke: HEALTHCHECK command passed\n')
+    expect(res.stdout).toContain("smoke: created a token in AUTH_TOKENS_FILE with 'node dist/src/cli/main.js token create'\n")
+    expect(res.stdout).toMatch(/ AUTH_TOKENS_FILE=\S+\/data\/tokens\.json\n/)
+    expect(res.stdout).toContain('smoke: GET /v1/sessions answered 401 without a token and 200 with it\n')
+    expect(res.stdout).not.toContain('sst_')
     expect(res.stdout).toMatch(/smoke: ok \(SIGTERM -> exit 0, lock released\)\n$/)
   })
 

@@ -24,7 +24,11 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
   const registry = overrides.registry ?? createRegistry({
     dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions,
   })
-  const app = await buildApp({ config, storage, blobs, registry, logger: overrides.logger ?? false })
+  const app = await buildApp({
+    config, storage, blobs, registry, logger: overrides.logger ?? false,
+    ...(overrides.tokens === undefined ? {} : { tokens: overrides.tokens }),
+    ...(overrides.tenants === undefined ? {} : { tenants: overrides.tenants }),
+  })
   app.addHook('onClose', async () => { await registry.close() })
   return app
 }

@@ -1,0 +1,98 @@
+/**
+ * Who may do what, checked once per request before anything else of the route runs (one root
+ * `onRequest` hook, after CORS and load shedding). For a route that is not public it:
+ * 1. authenticates: `Authorization: Bearer <secret>` anywhere, `?access_token=<secret>` only on
+ *    live streams (EventSource cannot send headers); without AUTH_TOKENS_FILE everyone is the
+ *    default tenant with every scope (API.md's open mode);
+ * 2. counts the request against the rate limit of its client (the token, else the IP), failed
+ *    authentications included;
+ * 3. answers 401 (`WWW-Authenticate: Bearer realm="session-store"`) or 403;
+ * 4. gives the request its tenant (`req.tenant`: registry and blobs) and, for a stream, takes
+ *    one of the client's MAX_SSE_PER_TOKEN slots until the stream's response closes.
+ * Route facts (scope, stream) come from src/plugins/route-access.ts.
+ */
+import rateLimit from '@fastify/rate-limit'
+import type { FastifyInstance, FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify'
+import fp from 'fastify-plugin'
+import type { Tenant, Tenants } from '../auth/tenants.js'
+import { DEFAULT_TENANT, type Principal, type TokenStore } from '../auth/tokens.js'
+import { Forbidden, RateLimited, TokenExpired, TooManyStreams, Unauthenticated } from '../errors.js'
+import { StreamSlots } from '../http/stream-slots.js'
+
+/** What the access plugin checks against. */
+export interface AccessOptions {
+  /** The tokens in force; absent = open mode. */
+  tokens?: TokenStore
+  tenants: Tenants
+}
+
+/** The challenge of every 401 (RFC 6750). */
+export const CHALLENGE = 'Bearer realm="session-store"'
+/** Seconds a client refused for holding too many streams should wait. */
+const STREAM_RETRY_AFTER_S = 5
+
+type Verdict = { ok: true, principal: Principal | null } | { ok: false, error: Error }
+
+const BEARER = /^Bearer[ \t]+([^\s]+)[ \t]*$/i
+
+/** The presented secret: `undefined` when none, `''` for an Authorization header that is not Bearer. */
+export function presentedSecret (req: FastifyRequest, stream: boolean): string | undefined {
+  const header = req.headers.authorization
+  if (header !== undefined) return BEARER.exec(header)?.[1] ?? ''
+  if (!stream) return undefined
+  const query = req.query as Record<string, unknown> | undefined
+  const token = query?.access_token
+  return typeof token === 'string' ? token : undefined
+}
+
+function authenticate (tokens: TokenStore | undefined, req: FastifyRequest, stream: boolean): Verdict {
+  if (tokens === undefined) return { ok: true, principal: null }
+  const secret = presentedSecret(req, stream)
+  if (secret === undefined) return { ok: false, error: new Unauthenticated('No access token: send Authorization: Bearer <token>') }
+  if (secret === '') return { ok: false, error: new Unauthenticated('The Authorization header must be Bearer <token>') }
+  const verdict = tokens.verify(secret)
+  if (verdict.ok) return verdict
+  return { ok: false, error: verdict.reason === 'expired' ? new TokenExpired() : new Unauthenticated('The access token is not valid') }
+}
+
+/** What limits count by: the token, else (open mode, failed authentication) the client IP. */
+export function clientKey (req: FastifyRequest): string {
+  return req.principal === null ? `ip:${req.ip}` : `token:${req.principal.tokenId}`
+}
+
+async function rateLimiter (app: FastifyInstance): Promise<preHandlerAsyncHookHandler | undefined> {
+  const { rateLimitMax: max, rateLimitWindowMs: timeWindow } = app.config
+  if (max === 0) return undefined
+  await app.register(rateLimit, { global: false })
+  return app.rateLimit({
+    max, timeWindow, keyGenerator: clientKey, errorResponseBuilder: (_req, context) => new RateLimited(context.after),
+  })
+}
+
+async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions): Promise<void> {
+  app.decorateRequest('principal', null)
+  // Set by the hook below on every route that is not public (typed as always there for routes).
+  app.decorateRequest('tenant', null as unknown as Tenant)
+  const limit = await rateLimiter(app)
+  const slots = new StreamSlots(app.config.maxSsePerToken)
+
+  app.addHook('onRequest', async function guard (req: FastifyRequest, reply: FastifyReply) {
+    const { scope, stream = false } = req.routeOptions.config
+    if (scope === undefined || scope === 'public') return // unknown routes answer 404/405 to anyone
+    const verdict = authenticate(tokens, req, stream)
+    if (verdict.ok) req.principal = verdict.principal
+    await limit?.call(this, req, reply)
+    if (!verdict.ok) {
+      reply.header('www-authenticate', CHALLENGE)
+      throw verdict.error
+    }
+    if (req.principal !== null && !req.principal.scopes.has(scope)) throw new Forbidden(scope)
+    req.tenant = tenants.get(req.principal?.tenant ?? DEFAULT_TENANT)
+    if (stream && !slots.take(clientKey(req), reply.raw)) {
+      reply.header('retry-after', String(STREAM_RETRY_AFTER_S))
+      throw new TooManyStreams(app.config.maxSsePerToken)
+    }
+  })
+}
+
+export default fp(access, { name: 'access', fastify: '5.x', dependencies: ['route-access'] })

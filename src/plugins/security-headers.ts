@@ -1,0 +1,16 @@
+/**
+ * Headers every answer carries: `X-Content-Type-Options: nosniff`, so that a browser never
+ * second-guesses a declared content type (a blob served as octet-stream stays bytes). Live
+ * streams write their own head with the same header (src/http/sse.ts).
+ */
+import type { FastifyInstance } from 'fastify'
+import fp from 'fastify-plugin'
+
+async function securityHeaders (app: FastifyInstance): Promise<void> {
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff')
+    return payload
+  })
+}
+
+export default fp(securityHeaders, { name: 'security-headers', fastify: '5.x' })
