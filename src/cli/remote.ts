@@ -12,6 +12,24 @@ export interface ImportedSession {
   entryCount: number
 }
 
+/** The environment variable holding the bearer token sent to `--server` (not a flag: flags show in `ps`). */
+export const TOKEN_ENV = 'SESSION_STORE_TOKEN'
+
+/** A running server: its base URL and, when the server checks tokens, the secret to send. */
+export interface Server {
+  url: string
+  token?: string
+}
+
+/**
+ * The server named by `--server`, with the token of `SESSION_STORE_TOKEN` when set.
+ * @throws UsageError unless the URL is http(s).
+ */
+export function serverOf (raw: string, env: Record<string, string | undefined>): Server {
+  const token = env[TOKEN_ENV]
+  return { url: parseServerUrl(raw), ...(token === undefined || token === '' ? {} : { token }) }
+}
+
 /**
  * The server's base URL from `--server`, without a trailing slash.
  * @throws UsageError unless it is an http(s) URL.
@@ -35,8 +53,12 @@ export function parseServerUrl (raw: string): string {
 export class Remote {
   readonly client: SessionStoreClient
 
-  constructor (readonly base: string) {
-    this.client = createClient({ baseUrl: base })
+  readonly base: string
+
+  constructor (server: Server) {
+    this.base = server.url
+    const headers = server.token === undefined ? undefined : { authorization: `Bearer ${server.token}` }
+    this.client = createClient({ baseUrl: server.url, ...(headers === undefined ? {} : { headers }) })
   }
 
   async call<T> (fn: (client: SessionStoreClient) => Promise<T>): Promise<T> {
@@ -72,9 +94,9 @@ export class Remote {
   async close (): Promise<void> { await this.client.close().catch(() => {}) }
 }
 
-/** Runs `fn` with a `Remote` for `base`, closing its connections afterwards. */
-export async function withRemote<T> (base: string, fn: (remote: Remote) => Promise<T>): Promise<T> {
-  const remote = new Remote(base)
+/** Runs `fn` with a `Remote` for `server`, closing its connections afterwards. */
+export async function withRemote<T> (server: Server, fn: (remote: Remote) => Promise<T>): Promise<T> {
+  const remote = new Remote(server)
   try {
     return await fn(remote)
   } finally {

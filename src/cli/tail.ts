@@ -5,7 +5,7 @@
  * entry is missed or repeated; the tail ends on Ctrl-C or when the session is deleted.
  */
 import { EXIT_OK, integerFlag, stringFlag, UsageError, writeOut, type Command, type Io } from './args.js'
-import { parseServerUrl, withRemote, type Remote } from './remote.js'
+import { serverOf, TOKEN_ENV, withRemote, type Remote } from './remote.js'
 
 /** `tail <id> --server <url> [--after <seq>]`. */
 export const tailCommand: Command = {
@@ -22,15 +22,17 @@ Options:
   --server <url>   the server, e.g. http://127.0.0.1:8787
   --after <seq>    start after this seq (0 = from the first entry; default)
   -h, --help       show this help
+
+Environment:
+  ${TOKEN_ENV}  the bearer token, when the server checks tokens
 `,
   options: { server: { type: 'string' }, after: { type: 'string' } },
   positionals: [1, 1],
   async run (values, [id], io) {
     const server = stringFlag(values, 'server')
     if (server === undefined) throw new UsageError('tail: missing --server <url>')
-    const base = parseServerUrl(server)
     const after = integerFlag(values, 'after')
-    await withRemote(base, async (remote) => { await follow(remote, id as string, after, io) })
+    await withRemote(serverOf(server, io.env), async (remote) => { await follow(remote, id as string, after, io) })
     return EXIT_OK
   },
 }

@@ -13,7 +13,7 @@ import { silentLogger } from '../session/logger.js'
 import { FileSessionStorage } from '../storage/index.js'
 import { stringFlag, UsageError, type Values } from './args.js'
 import { resolveDataDir, withDataDirLock } from './data-dir.js'
-import { parseServerUrl, withRemote, type ImportedSession } from './remote.js'
+import { serverOf, withRemote, type ImportedSession, type Server } from './remote.js'
 
 /** The options every command with a target takes, for `parseArgs`. */
 export const TARGET_OPTIONS = {
@@ -23,18 +23,18 @@ export const TARGET_OPTIONS = {
 
 const LOCK_HINT = 'stop that server or pass --server <url> to go through it'
 
-/** A server by base URL, or an absolute DATA_DIR path. */
-export type Target = { kind: 'server', url: string } | { kind: 'data-dir', dir: string }
+/** A server (base URL and token), or an absolute DATA_DIR path. */
+export type Target = ({ kind: 'server' } & Server) | { kind: 'data-dir', dir: string }
 
 /**
  * The target named by `--server` or `--data-dir`.
  * @throws UsageError when both or neither are given, or the URL is not http(s).
  */
-export function parseTarget (values: Values, cwd: string): Target {
+export function parseTarget (values: Values, cwd: string, env: Record<string, string | undefined>): Target {
   const server = stringFlag(values, 'server')
   const dataDir = stringFlag(values, 'data-dir')
   if (server !== undefined && dataDir !== undefined) throw new UsageError('give either --server or --data-dir, not both')
-  if (server !== undefined) return { kind: 'server', url: parseServerUrl(server) }
+  if (server !== undefined) return { kind: 'server', ...serverOf(server, env) }
   if (dataDir !== undefined) return { kind: 'data-dir', dir: resolveDataDir(cwd, dataDir, false) }
   throw new UsageError('missing --server <url> or --data-dir <dir>')
 }
@@ -50,7 +50,7 @@ export interface Importer {
  */
 export async function withImporter<T> (target: Target, fn: (importer: Importer) => Promise<T>): Promise<T> {
   if (target.kind === 'server') {
-    return await withRemote(target.url, async (remote) => await fn({ import: async (bytes, newId) => await remote.importJsonl(bytes, newId) }))
+    return await withRemote(target, async (remote) => await fn({ import: async (bytes, newId) => await remote.importJsonl(bytes, newId) }))
   }
   const dir = target.dir
   return await withDataDirLock(dir, LOCK_HINT, async () => {
@@ -77,7 +77,7 @@ export async function withImporter<T> (target: Target, fn: (importer: Importer) 
  * @throws SessionNotFound (`SS_SESSION_NOT_FOUND`) for an unknown id.
  */
 export async function exportSession (target: Target, id: string): Promise<Uint8Array> {
-  if (target.kind === 'server') return await withRemote(target.url, async (remote) => await remote.exportJsonl(id))
+  if (target.kind === 'server') return await withRemote(target, async (remote) => await remote.exportJsonl(id))
   const dir = resolveDataDir(target.dir, '.', true) // must exist: taking the lock would create it
   return await withDataDirLock(dir, LOCK_HINT, async () => {
     const index = await scanSessions(new FileSessionStorage(), dir, silentLogger)

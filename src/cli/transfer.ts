@@ -7,10 +7,14 @@ import { readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { basename, dirname, join, resolve } from 'node:path'
 import { codeOf, EXIT_FAILURE, EXIT_OK, messageOf, stringFlag, writeOut, type Command, type Io } from './args.js'
 import { plural, Reporter } from './progress.js'
+import { TOKEN_ENV } from './remote.js'
 import { exportSession, parseTarget, TARGET_OPTIONS, withImporter, type Importer } from './target.js'
 
 const TARGET_HELP = `  --server <url>     work through a running server, e.g. http://127.0.0.1:8787
   --data-dir <dir>   work on a DATA_DIR directly; refused while a server holds its lock`
+
+const TARGET_ENV_HELP = `Environment:
+  ${TOKEN_ENV}  the bearer token sent to --server, when the server checks tokens`
 
 /** `import <file.jsonl…> (--server | --data-dir) [--new-id]`. */
 export const importCommand: Command = {
@@ -28,28 +32,34 @@ Options:
 ${TARGET_HELP}
   --new-id           import copies under new ids instead of refusing taken ids
   -h, --help         show this help
+
+${TARGET_ENV_HELP}
 `,
   options: { ...TARGET_OPTIONS, 'new-id': { type: 'boolean' } },
   positionals: [1, Infinity],
   async run (values, files, io) {
-    const target = parseTarget(values, io.cwd)
+    const target = parseTarget(values, io.cwd, io.env)
     const newId = values['new-id'] === true
     const report = new Reporter(io.stdout, io.stderr)
-    const { imported, failed } = await withImporter(target, async (importer) => await importAll(importer, files, newId, io, report))
+    const { imported, failed, denied } = await withImporter(target, async (importer) => await importAll(importer, files, newId, io, report))
     report.done()
     const left = files.length - imported - failed
     report.line(`imported ${imported} of ${plural(files.length, 'file')}` +
-      (failed > 0 ? `, ${failed} failed` : '') + (left > 0 ? ` (interrupted: ${left} not attempted)` : ''))
+      (failed > 0 ? `, ${failed} failed` : '') + (left > 0 ? ` (${denied ? 'access denied' : 'interrupted'}: ${left} not attempted)` : ''))
     return imported === files.length ? EXIT_OK : EXIT_FAILURE
   },
 }
 
-/** Imports `files` in order until done or interrupted (Ctrl-C ends the run after the current file). */
-async function importAll (importer: Importer, files: string[], newId: boolean, io: Io, report: Reporter): Promise<{ imported: number, failed: number }> {
+/**
+ * Imports `files` in order until done or interrupted (Ctrl-C ends the run after the current
+ * file). A 401 or 403 stops the run (`denied`): every further file would get the same answer.
+ */
+async function importAll (importer: Importer, files: string[], newId: boolean, io: Io, report: Reporter): Promise<{ imported: number, failed: number, denied: boolean }> {
   let imported = 0
   let failed = 0
+  let denied = false
   for (const [i, file] of files.entries()) {
-    if (io.signal.aborted) break
+    if (io.signal.aborted || denied) break
     report.progress(i, files.length, `importing ${basename(file)}`)
     try {
       const session = await importer.import(await readFile(resolve(io.cwd, file)), newId)
@@ -59,9 +69,11 @@ async function importAll (importer: Importer, files: string[], newId: boolean, i
       failed++
       const hint = codeOf(err) === 'SS_SESSION_EXISTS' ? ' (use --new-id to import a copy)' : ''
       report.error(`${file}: ${messageOf(err)}${hint}`)
+      const status = (err as { status?: unknown }).status
+      denied = status === 401 || status === 403
     }
   }
-  return { imported, failed }
+  return { imported, failed, denied }
 }
 
 /** `export <id> (--server | --data-dir) [--out <file>]`. */
@@ -78,11 +90,13 @@ Options:
 ${TARGET_HELP}
   --out <file>       write to this file instead of stdout
   -h, --help         show this help
+
+${TARGET_ENV_HELP}
 `,
   options: { ...TARGET_OPTIONS, out: { type: 'string' } },
   positionals: [1, 1],
   async run (values, [id], io) {
-    const target = parseTarget(values, io.cwd)
+    const target = parseTarget(values, io.cwd, io.env)
     const bytes = await exportSession(target, id as string)
     const out = stringFlag(values, 'out')
     if (out === undefined) {
