@@ -1,7 +1,7 @@
 /**
  * Starting and stopping the server process (API.md "Running"): takes the DATA_DIR lock, loads
  * the tokens (AUTH_TOKENS_FILE), opens storage, blobs and the session registry, listens, reloads
- * the tokens on SIGHUP (connections and streams stay up) and shuts down gracefully on
+ * the tokens on SIGHUP (connections stay up) and shuts down gracefully on
  * SIGTERM/SIGINT. `src/server.ts` (`npm start`) and `session-store serve` both run this; it
  * lives apart from `server.ts` so that importing it starts nothing.
  */
@@ -47,8 +47,8 @@ async function loadTokens (path: string): Promise<TokenStore> {
 }
 
 /**
- * Re-reads the token file (SIGHUP). Open connections and live streams are untouched; requests
- * from now on use the new tokens. A file that does not load leaves the previous tokens in force.
+ * Re-reads the token file (SIGHUP). Open connections are untouched, and so are live streams
+ * whose token is still in the file; requests from now on use the new tokens. A file that does not load leaves the previous tokens in force.
  * Resolves true when the new tokens are in force.
  */
 export async function reloadTokens ({ tokens }: RunningServer, logger: Logger): Promise<boolean> {

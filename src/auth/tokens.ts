@@ -38,6 +38,8 @@ export interface Principal {
   tokenId: string
   tenant: string
   scopes: ReadonlySet<Scope>
+  /** When the token expires, in ms since the epoch; absent = never. */
+  expiresAt?: number
 }
 
 export type Verdict = { ok: true, principal: Principal } | { ok: false, reason: 'unknown' | 'expired' }
@@ -88,6 +90,8 @@ function checkRecord (value: unknown, i: number): TokenRecord {
 export class TokenStore {
   readonly #path: string
   #byHash = new Map<string, TokenRecord>()
+  #byId = new Map<string, TokenRecord>()
+  readonly #listeners = new Set<() => void>()
 
   private constructor (path: string) { this.#path = path }
 
@@ -101,18 +105,47 @@ export class TokenStore {
   get path (): string { return this.#path }
   get size (): number { return this.#byHash.size }
 
-  /** Re-reads the file and swaps the tokens in one step; on any error the old ones stay. */
+  /**
+   * Re-reads the file and swaps the tokens in one step, then tells the `onReload` listeners; on
+   * any error the old ones stay and nobody is told.
+   */
   async reload (): Promise<void> {
     const file = parseTokenFile(await readFile(this.#path, 'utf8'))
     this.#byHash = new Map(file.tokens.map((t) => [t.sha256, t]))
+    this.#byId = new Map(file.tokens.map((t) => [t.id, t]))
+    for (const listener of [...this.#listeners]) listener()
+  }
+
+  /** Calls `listener` after every successful reload; returns the function that stops that. */
+  onReload (listener: () => void): () => void {
+    this.#listeners.add(listener)
+    return () => { this.#listeners.delete(listener) }
   }
 
   verify (secret: string, now = Date.now()): Verdict {
     const record = this.#byHash.get(hashSecret(secret))
     if (record === undefined) return { ok: false, reason: 'unknown' }
-    if (record.expiresAt !== undefined && Date.parse(record.expiresAt) <= now) return { ok: false, reason: 'expired' }
-    return { ok: true, principal: { tokenId: record.id, tenant: record.tenant, scopes: effectiveScopes(record.scopes) } }
+    const expiresAt = expiryOf(record)
+    if (expiresAt !== undefined && expiresAt <= now) return { ok: false, reason: 'expired' }
+    const principal: Principal = { tokenId: record.id, tenant: record.tenant, scopes: effectiveScopes(record.scopes) }
+    if (expiresAt !== undefined) principal.expiresAt = expiresAt
+    return { ok: true, principal }
   }
+
+  /**
+   * True while the token `tokenId` is in the file with the same tenant and expiry as `principal`
+   * was given, and has not expired: what a live stream must keep being to stay open.
+   */
+  stillValid (principal: Principal, now = Date.now()): boolean {
+    const record = this.#byId.get(principal.tokenId)
+    if (record === undefined || record.tenant !== principal.tenant) return false
+    const expiresAt = expiryOf(record)
+    return expiresAt === principal.expiresAt && (expiresAt === undefined || expiresAt > now)
+  }
+}
+
+function expiryOf (record: TokenRecord): number | undefined {
+  return record.expiresAt === undefined ? undefined : Date.parse(record.expiresAt)
 }
 
 export interface NewToken { tenant: string, scopes: Scope[], expiresAt?: string, name?: string }

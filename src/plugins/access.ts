@@ -8,7 +8,8 @@
  *    authentications included;
  * 3. answers 401 (`WWW-Authenticate: Bearer realm="session-store"`) or 403;
  * 4. gives the request its tenant (`req.tenant`: registry and blobs) and, for a stream, takes
- *    one of the client's MAX_SSE_PER_TOKEN slots until the stream's response closes.
+ *    one of the client's MAX_SSE_PER_TOKEN slots until the stream's response closes, and ends
+ *    the stream when its token is revoked or expires (src/http/stream-revocation.ts).
  * Route facts (scope, stream) come from src/plugins/route-access.ts.
  */
 import rateLimit from '@fastify/rate-limit'
@@ -17,6 +18,7 @@ import fp from 'fastify-plugin'
 import type { Tenant, Tenants } from '../auth/tenants.js'
 import { DEFAULT_TENANT, type Principal, type TokenStore } from '../auth/tokens.js'
 import { Forbidden, RateLimited, TokenExpired, TooManyStreams, Unauthenticated } from '../errors.js'
+import { StreamRevocation } from '../http/stream-revocation.js'
 import { StreamSlots } from '../http/stream-slots.js'
 
 /** What the access plugin checks against. */
@@ -75,6 +77,7 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
   app.decorateRequest('tenant', null as unknown as Tenant)
   const limit = await rateLimiter(app)
   const slots = new StreamSlots(app.config.maxSsePerToken)
+  const revocation = tokens === undefined ? undefined : revokeStreams(app, tokens)
 
   app.addHook('onRequest', async function guard (req: FastifyRequest, reply: FastifyReply) {
     const { scope, stream = false } = req.routeOptions.config
@@ -92,7 +95,18 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
       reply.header('retry-after', String(STREAM_RETRY_AFTER_S))
       throw new TooManyStreams(app.config.maxSsePerToken)
     }
+    if (stream && req.principal !== null) revocation?.track(req.principal, reply.raw)
   })
+}
+
+/** Ends live streams whose token a reload of the token file dropped or changed, or that expired. */
+function revokeStreams (app: FastifyInstance, tokens: TokenStore): StreamRevocation {
+  const revocation = new StreamRevocation(
+    (principal) => tokens.stillValid(principal),
+    (principal) => { app.log.info({ tokenId: principal.tokenId, tenant: principal.tenant }, 'live stream ended: its token was revoked or expired') })
+  const stop = tokens.onReload(() => { revocation.sweep() })
+  app.addHook('onClose', async () => { stop() })
+  return revocation
 }
 
 export default fp(access, { name: 'access', fastify: '5.x', dependencies: ['route-access'] })
