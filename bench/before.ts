@@ -36,4 +36,10 @@ export const OPTIMIZATIONS: string[] = [
     'parsed as it arrives (`JsonlStreamParser`, the exact rules of `parseJsonlLenient`), decoded in 64 KiB pieces so the garbage ' +
     'stays in V8\'s young generation; neither the file\'s bytes nor its text are ever held whole next to its records. `open` learns ' +
     'the cwd from the same pass. Storages without the new optional `readTextChunks` keep the old path.',
+  '**Append path, second round** (CPU profile under the append load: GC 10 µs per append, then the response ' +
+    '`JSON.stringify`, the entry id, the body depth check): the JSON depth limit settled by counting opening brackets with ' +
+    '`indexOf` when there are no more than the limit (1.57 → 0.06 µs per 1 KB body); entry ids read as hex straight from the ' +
+    'random pool; in open mode without limits a synchronous access hook, and the security-header and batch-size hooks in ' +
+    'callback style (an async hook is a promise and a microtask per request); the append\'s synchronous step run directly on a ' +
+    'free per-session lock (`Mutex.runSync`). Answers, on-disk bytes and the sync before `persisted: true` are unchanged.',
 ]

@@ -79,6 +79,17 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
   const slots = new StreamSlots(app.config.maxSsePerToken)
   const revocation = tokens === undefined ? undefined : revokeStreams(app, tokens)
 
+  if (tokens === undefined && limit === undefined && app.config.maxSsePerToken === 0) {
+    // Open mode without limits: nothing to authenticate, count or cap, so every request that is
+    // not public just gets the default tenant, in a synchronous hook (no promise per request).
+    app.addHook('onRequest', function openGuard (req: FastifyRequest, _reply: FastifyReply, done: () => void) {
+      const { scope } = req.routeOptions.config
+      if (scope !== undefined && scope !== 'public') req.tenant = tenants.get(DEFAULT_TENANT)
+      done()
+    })
+    return
+  }
+
   app.addHook('onRequest', async function guard (req: FastifyRequest, reply: FastifyReply) {
     const { scope, stream = false } = req.routeOptions.config
     if (scope === undefined || scope === 'public') return // unknown routes answer 404/405 to anyone

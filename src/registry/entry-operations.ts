@@ -56,7 +56,8 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
     if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
     let pending!: Promise<Appended>
     let replayed = false
-    await slot.lock.run(() => {
+    // Synchronous: the batch is appended in one run, and the commit is awaited outside the lock.
+    const queued = slot.lock.runSync(() => {
       if (slot.deleted) throw new SessionNotFound(id)
       const prior = key === undefined ? undefined : slot.idempotency.get(key)
       if (prior !== undefined) {
@@ -72,6 +73,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
       slot.idempotency.set(key, remembered)
       pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
     })
+    if (queued !== undefined) await queued
     const { result, etag } = await pending
     return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed }
   })

@@ -9,6 +9,16 @@ export class Mutex {
   /** True while a holder runs or waiters are queued. */
   get busy (): boolean { return this.#pending > 0 }
 
+  /**
+   * Runs the synchronous `fn` at once when nobody holds or awaits the lock, else queues it like
+   * `run`. Nothing can interleave with a synchronous call, so running it directly is holding the
+   * lock for its duration, without the promises of `run` (this is on every append's path).
+   * Returns `fn`'s result, or a promise of it when queued.
+   */
+  runSync<T> (fn: () => T): T | Promise<T> {
+    return this.#pending === 0 ? fn() : this.run(fn)
+  }
+
   /** Runs `fn` once every earlier holder has finished; its result or error is passed through. */
   async run<T> (fn: () => T | Promise<T>): Promise<T> {
     const previous = this.#tail

@@ -14,38 +14,52 @@ const POOL_BYTES = 4096
 const pool = Buffer.alloc(POOL_BYTES)
 let poolOffset = POOL_BYTES
 
-/**
- * `size` bytes (at most 4096) from a pool refilled with `crypto.randomFillSync`, as a new Buffer.
- * As random as `crypto.randomBytes` (same source, bytes never handed out twice), cheaper per call.
- */
-export function pooledRandomBytes (size: number): Buffer {
-  if (size > POOL_BYTES) return crypto.randomBytes(size)
+/** The offset of `size` fresh pool bytes (at most 4096), refilling the pool when it runs short. */
+function takeFromPool (size: number): number {
   if (poolOffset + size > POOL_BYTES) {
     crypto.randomFillSync(pool)
     poolOffset = 0
   }
-  const bytes = Buffer.from(pool.subarray(poolOffset, poolOffset + size))
+  const at = poolOffset
   poolOffset += size
-  return bytes
+  return at
+}
+
+/**
+ * `size` bytes from a pool refilled with `crypto.randomFillSync`, as a new Buffer.
+ * As random as `crypto.randomBytes` (same source, bytes never handed out twice), cheaper per call.
+ */
+export function pooledRandomBytes (size: number): Buffer {
+  if (size > POOL_BYTES) return crypto.randomBytes(size)
+  const at = takeFromPool(size)
+  return Buffer.from(pool.subarray(at, at + size))
+}
+
+/** `pooledRandomBytes(size).toString('hex')` (size at most 4096), without a Buffer per call. */
+function pooledRandomHex (size: number): string {
+  const at = takeFromPool(size)
+  return pool.toString('hex', at, at + size)
 }
 
 /**
  * A new entry id: 8 lowercase hex characters, redrawn while `isTaken` says it collides. After
  * `ENTRY_ID_ATTEMPTS` (100) collisions it switches to 16 lowercase hex characters, still checked.
  * Throws only when the random source keeps colliding for another 100 long draws (a broken
- * source, never a real one), so it cannot loop forever.
+ * source, never a real one), so it cannot loop forever. The default source is the pool above.
  * @see SPEC.md §3.2
  */
 export function createEntryId (
   isTaken: (id: string) => boolean,
-  randomBytes: RandomBytes = pooledRandomBytes
+  randomBytes?: RandomBytes
 ): string {
+  // One id per append: the default source skips the Buffer a `RandomBytes` call would make.
+  const randomHex = randomBytes === undefined ? pooledRandomHex : (size: number) => randomBytes(size).toString('hex')
   for (let i = 0; i < ENTRY_ID_ATTEMPTS; i++) {
-    const id = randomBytes(4).toString('hex')
+    const id = randomHex(4)
     if (!isTaken(id)) return id
   }
   for (let i = 0; i < ENTRY_ID_ATTEMPTS; i++) {
-    const id = randomBytes(8).toString('hex')
+    const id = randomHex(8)
     if (!isTaken(id)) return id
   }
   throw new Error('createEntryId: random source keeps producing taken ids')

@@ -9,7 +9,7 @@ import { Agent, request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { redactingLogger, redactUrl } from '../../src/auth/redaction.js'
-import { buildTestApp } from '../helpers/app.js'
+import { buildTestApp, type TestAppOverrides } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 
 let fx: TokenFixture
@@ -57,9 +57,9 @@ function expectNoSecret (logs: string): void {
 }
 
 describe('logs never contain a token secret', () => {
-  it('with a ready pino logger (as the server passes one)', async () => {
-    const out = capture()
-    const app = await buildTestApp({ tokens: await fx.load(), logger: pino({ level: 'trace' }, out.stream) })
+  /** Runs the traffic through an app logging at trace level with `logger` into `out`. */
+  async function logsOf (out: ReturnType<typeof capture>, logger: NonNullable<TestAppOverrides['logger']>): Promise<string> {
+    const app = await buildTestApp({ tokens: await fx.load(), logger })
     const agent = new Agent()
     try {
       await traffic(app, agent)
@@ -67,20 +67,17 @@ describe('logs never contain a token secret', () => {
       await agent.destroy()
       await app.close()
     }
-    expectNoSecret(out.text())
+    return out.text()
+  }
+
+  it('with a ready pino logger (as the server passes one)', async () => {
+    const out = capture()
+    expectNoSecret(await logsOf(out, pino({ level: 'trace' }, out.stream)))
   })
 
   it('with Fastify logger options', async () => {
     const out = capture()
-    const app = await buildTestApp({ tokens: await fx.load(), logger: { level: 'trace', stream: out.stream } })
-    const agent = new Agent()
-    try {
-      await traffic(app, agent)
-    } finally {
-      await agent.destroy()
-      await app.close()
-    }
-    expectNoSecret(out.text())
+    expectNoSecret(await logsOf(out, { level: 'trace', stream: out.stream }))
   })
 
   it('redacts the Authorization header wherever headers are logged', () => {

@@ -19,6 +19,13 @@ describe('nestedDeeperThan', () => {
     expect(nestedDeeperThan('{"a":"[[[[\\"[[["}', 1)).toBe(false)
   })
 
+  it('settles bodies with no more brackets than the limit without walking them, at the same answer', () => {
+    expect(nestedDeeperThan('{"a":1}', 1)).toBe(false)
+    expect(nestedDeeperThan('[[1]]', 2)).toBe(false)
+    expect(nestedDeeperThan('[[1]]', 1)).toBe(true)
+    expect(nestedDeeperThan('{"a":{}}\n{"b":{}}', 2, true)).toBe(false)
+  })
+
   it('measures each line on its own in JSONL', () => {
     const torn = '{"a":[[[\n{"b":[1]}\n'
     expect(nestedDeeperThan(torn, 3, true)).toBe(true)

@@ -71,4 +71,19 @@ describe('Mutex', () => {
     await mutex.run(() => { order.push('4') })
     expect(order).toEqual(['1', '2', '3', '4'])
   })
+
+  it('runSync runs at once on a free lock, and queues behind a holder or waiters', async () => {
+    const mutex = new Mutex()
+    expect(mutex.runSync(() => 'now')).toBe('now')
+    const order: string[] = []
+    const held = mutex.run(async () => { await new Promise((r) => setTimeout(r, 5)); order.push('holder') })
+    const queued = mutex.runSync(() => { order.push('sync'); return 'later' })
+    expect(queued).toBeInstanceOf(Promise)
+    expect(order).toEqual([])
+    expect(await queued).toBe('later')
+    await held
+    expect(order).toEqual(['holder', 'sync'])
+    expect(() => mutex.runSync(() => { throw new Error('boom') })).toThrow('boom')
+    expect(mutex.busy).toBe(false)
+  })
 })
