@@ -130,7 +130,7 @@ export const AppendEntries = {
     413: {
       ...problemResponses(413)[413],
       description: 'The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than ' +
-        'MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`, default 1000)',
+        'MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`; by default 1000 with tokens, no cap without)',
     },
   },
 }

@@ -19,13 +19,13 @@ function tagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
 
 const entries: FastifyPluginAsyncTypebox = async (app) => {
   /**
-   * MAX_BATCH_ENTRIES, checked before the batch's entries are validated one by one. Callback
+   * MAX_BATCH_ENTRIES (0 = no cap), checked before the batch's entries are validated one by one. Callback
    * style: an async hook would cost a promise and a microtask on every append.
    */
   const checkBatchSize = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
     const batch = (req.body as { entries?: unknown } | undefined)?.entries
     const max = app.config.maxBatchEntries
-    done(Array.isArray(batch) && batch.length > max ? new BatchTooLarge(batch.length, max) : undefined)
+    done(max > 0 && Array.isArray(batch) && batch.length > max ? new BatchTooLarge(batch.length, max) : undefined)
   }
 
   app.get('/:id/entries', { schema: GetEntries }, async (req, reply) => {

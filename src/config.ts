@@ -32,7 +32,7 @@ export interface Config {
   rateLimitWindowMs: number
   /** Live SSE streams one token may hold open at once; 0 = no cap. */
   maxSsePerToken: number
-  /** Most entries one append batch may carry (413 beyond). */
+  /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
   maxBatchEntries: number
   /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
   maxEventLoopDelayMs: number
@@ -119,7 +119,7 @@ function checkExposure (config: Config): Config {
 
 /**
  * Reads the configuration. `cwd` is what a relative `DATA_DIR` resolves against.
- * The protections of a shared service (rate limit, stream cap, load shedding) are on by default
+ * The protections of a shared service (rate limit, stream cap, batch cap, load shedding) are on by default
  * only with AUTH_TOKENS_FILE; without tokens the server behaves exactly as API.md says unless
  * they are set explicitly.
  * @throws InvalidConfig (`SS_INVALID_CONFIG`) naming the first invalid variable, also for a
@@ -141,7 +141,7 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
-    maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', 1000, 1, 1_000_000),
+    maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     corsOrigins: corsOrigins(env),
   })

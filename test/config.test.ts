@@ -15,7 +15,7 @@ describe('loadConfig', () => {
       rateLimitMax: 0,
       rateLimitWindowMs: 60_000,
       maxSsePerToken: 0,
-      maxBatchEntries: 1000,
+      maxBatchEntries: 0,
       maxEventLoopDelayMs: 0,
       corsOrigins: [],
     })
@@ -42,14 +42,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '', STORAGE: '' }, '/x')).toMatchObject({ port: 8787, storage: 'disk' })
   })
 
-  it('turns rate limit, stream cap and load shedding on by default only with AUTH_TOKENS_FILE', () => {
+  it('turns rate limit, stream cap, batch cap and load shedding on by default only with AUTH_TOKENS_FILE', () => {
     expect(loadConfig({ AUTH_TOKENS_FILE: '/t.json' })).toMatchObject({
-      rateLimitMax: 6000, maxSsePerToken: 32, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
+      rateLimitMax: 6000, maxSsePerToken: 32, maxBatchEntries: 1000, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
     })
-    expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxEventLoopDelayMs: 0 })
+    expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxBatchEntries: 0, maxEventLoopDelayMs: 0 })
     expect(loadConfig({}).authTokensFile).toBeUndefined()
-    expect(loadConfig({ RATE_LIMIT_MAX: '5', MAX_SSE_PER_TOKEN: '2', MAX_EVENT_LOOP_DELAY_MS: '50' }))
-      .toMatchObject({ rateLimitMax: 5, maxSsePerToken: 2, maxEventLoopDelayMs: 50 })
+    expect(loadConfig({ RATE_LIMIT_MAX: '5', MAX_SSE_PER_TOKEN: '2', MAX_BATCH_ENTRIES: '7', MAX_EVENT_LOOP_DELAY_MS: '50' }))
+      .toMatchObject({ rateLimitMax: 5, maxSsePerToken: 2, maxBatchEntries: 7, maxEventLoopDelayMs: 50 })
   })
 
   it('refuses a non-loopback HOST without tokens unless ALLOW_UNAUTHENTICATED=1', () => {
@@ -81,7 +81,7 @@ describe('loadConfig', () => {
     ['BODY_LIMIT', '0'], ['BODY_LIMIT', 'lots'], ['MAX_OPEN_SESSIONS', '0'],
     ['STORAGE', 'sqlite'], ['LOG_LEVEL', 'verbose'],
     ['ALLOW_UNAUTHENTICATED', 'yes'], ['RATE_LIMIT_MAX', '-1'], ['RATE_LIMIT_WINDOW_MS', '0'],
-    ['MAX_SSE_PER_TOKEN', 'many'], ['MAX_BATCH_ENTRIES', '0'], ['MAX_EVENT_LOOP_DELAY_MS', '60001'],
+    ['MAX_SSE_PER_TOKEN', 'many'], ['MAX_BATCH_ENTRIES', '-1'], ['MAX_EVENT_LOOP_DELAY_MS', '60001'],
     ['CORS_ORIGINS', 'ftp://x.example'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(expect.objectContaining({

@@ -52,7 +52,7 @@ Options:                         env                      default
   --rate-limit-max <n>           RATE_LIMIT_MAX           6000 per window per token *
   --rate-limit-window-ms <ms>    RATE_LIMIT_WINDOW_MS     60000
   --max-sse-per-token <n>        MAX_SSE_PER_TOKEN        32 *
-  --max-batch-entries <n>        MAX_BATCH_ENTRIES        1000
+  --max-batch-entries <n>        MAX_BATCH_ENTRIES        1000 (0 = no cap) *
   --max-event-loop-delay-ms <ms> MAX_EVENT_LOOP_DELAY_MS  1000 (0 = never shed load) *
   --cors-origins <list>          CORS_ORIGINS             none (CORS off); * or comma-separated origins
   -h, --help                     show this help

@@ -122,6 +122,16 @@ describe('batch cap (MAX_BATCH_ENTRIES)', () => {
     expect((await get(app, '/v1/sessions/batched', headers)).json().entryCount).toBe(0)
     expect((await app.inject({ method: 'POST', url: '/v1/sessions/batched/entries', headers, payload: entries(3) })).statusCode).toBe(201)
   })
+
+  it('has no cap at 0, the default without tokens (API.md bounds a batch by BODY_LIMIT only)', async () => {
+    const app = await authApp({ maxBatchEntries: 0 })
+    const headers = bearer(fx.secrets.write)
+    await app.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { cwd: '/b', id: 'uncapped' } })
+    const entries = Array.from({ length: 5000 }, (_, i) => ({ type: 'custom', customType: `c${i}` }))
+    const res = await app.inject({ method: 'POST', url: '/v1/sessions/uncapped/entries', headers, payload: { entries } })
+    expect(res.statusCode).toBe(201)
+    expect((await get(app, '/v1/sessions/uncapped', headers)).json().entryCount).toBe(5000)
+  })
 })
 
 describe('body limit (BODY_LIMIT) on every kind of body', () => {

@@ -2188,7 +2188,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`, default 1000) */
+                /** @description The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`; by default 1000 with tokens, no cap without) */
                 413: {
                     headers: {
                         [name: string]: unknown;

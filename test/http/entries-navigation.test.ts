@@ -96,9 +96,9 @@ describe('GET tree, branch, context', () => {
 
   it('tree and context handle a 100,000-entry chain', async () => {
     const s = await createSession(app)
-    // Batches of MAX_BATCH_ENTRIES (1000 by default).
-    for (let i = 0; i < 100; i++) {
-      await append(app, s.header.id, { entries: Array.from({ length: 1000 }, (_, j) => message(j % 2 === 0 ? user('u') : assistant('a'))) })
+    // Open mode has no batch cap: ten batches of 10,000.
+    for (let i = 0; i < 10; i++) {
+      await append(app, s.header.id, { entries: Array.from({ length: 10_000 }, (_, j) => message(j % 2 === 0 ? user('u') : assistant('a'))) })
     }
     const tree = await get(`/v1/sessions/${s.header.id}/tree`)
     expect(tree.statusCode).toBe(200)
