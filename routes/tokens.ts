@@ -42,9 +42,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
   app.delete('/:id', { schema: DeleteToken, config: ADMIN }, async (req, reply) => {
     const tokens = store()
     const { id } = req.params
-    const file = await readTokenFileOrEmpty(tokens.path)
-    const owned = file.tokens.some((t) => t.id === id && t.tenant === tenantOf(req))
-    if (!owned || !await removeToken(tokens.path, id)) throw new TokenNotFound(id)
+    if (!await removeToken(tokens.path, id, tenantOf(req))) throw new TokenNotFound(id)
     await tokens.reload()
     req.log.info({ tokenId: id, tenant: tenantOf(req) }, 'token revoked')
     return reply.code(204).send()

@@ -174,11 +174,14 @@ async function addTokenNow (path: string, input: NewToken): Promise<{ secret: st
   return { secret, token }
 }
 
-/** Removes the token `id`; false when there was none. */
-export async function removeToken (path: string, id: string): Promise<boolean> {
+/**
+ * Removes the token `id` (only when it belongs to `tenant`, if given) in one read-modify-write;
+ * false when there was no such token.
+ */
+export async function removeToken (path: string, id: string, tenant?: string): Promise<boolean> {
   return await serialized(path, async () => {
     const file = await readTokenFileOrEmpty(path)
-    const tokens = file.tokens.filter((t) => t.id !== id)
+    const tokens = file.tokens.filter((t) => t.id !== id || (tenant !== undefined && t.tenant !== tenant))
     if (tokens.length === file.tokens.length) return false
     await writeTokenFile(path, { version: 1, tokens })
     return true

@@ -82,9 +82,10 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
   if (tokens === undefined && limit === undefined && app.config.maxSsePerToken === 0) {
     // Open mode without limits: nothing to authenticate, count or cap, so every request that is
     // not public just gets the default tenant, in a synchronous hook (no promise per request).
+    const everyone = tenants.get(DEFAULT_TENANT)
     app.addHook('onRequest', function openGuard (req: FastifyRequest, _reply: FastifyReply, done: () => void) {
       const { scope } = req.routeOptions.config
-      if (scope !== undefined && scope !== 'public') req.tenant = tenants.get(DEFAULT_TENANT)
+      if (scope !== undefined && scope !== 'public') req.tenant = everyone
       done()
     })
     return

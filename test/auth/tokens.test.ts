@@ -27,6 +27,11 @@ describe('token file', () => {
     expect(parseTokenFile(readFileSync(path, 'utf8')).tokens).toHaveLength(10)
     expect(await removeToken(path, made[3]!.token.id)).toBe(true)
     expect(await removeToken(path, made[3]!.token.id)).toBe(false)
+    // Scoped to a tenant, another tenant's token is not found and stays.
+    const t5 = made[5]!.token.id
+    expect(await removeToken(path, t5, 't0')).toBe(false)
+    expect(parseTokenFile(readFileSync(path, 'utf8')).tokens.map((t) => t.id)).toContain(t5)
+    expect(await removeToken(path, t5, 't5')).toBe(true)
     expect(parseTokenFile(readFileSync(path, 'utf8')).tokens.map((t) => t.tenant)).not.toContain('t3')
   })
 
