@@ -9,7 +9,7 @@ import { join } from 'node:path'
 import type { Io, Output } from '../../src/cli/args.js'
 
 export const ROOT = join(import.meta.dirname, '..', '..')
-export const FIXTURES = '/work/shared/fixtures'
+export const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 export const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 
 export interface CliRun {

@@ -13,7 +13,7 @@ import { createClient, type SessionStoreClient } from '../../src/client/index.js
 import { SessionManager } from '../../src/session/session-manager.js'
 import { listenTestServer, tempDataDir, type TestServer } from './helpers.js'
 
-const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures')
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 const NAMES = readdirSync(FIXTURES).filter((name) => name.endsWith('.jsonl')).sort()
 
 /** SPEC.md §12 scenarios 26 and 27: what the context of each fixture must hold. */

@@ -13,7 +13,7 @@ import { MemorySessionStorage } from '../../src/storage/memory-session-storage.j
 import { header, msg, setMtime, tempDataDir, writeSession } from './helpers.js'
 
 const T0 = Date.UTC(2026, 2, 14, 12, 0, 0)
-const FIXTURE = '/work/shared/fixtures/pi-v1-before-compaction.jsonl'
+const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'pi-v1-before-compaction.jsonl')
 
 let data: { dir: string, cleanup: () => void }
 let storage: FileSessionStorage

@@ -11,7 +11,7 @@ import type { ManagerOptions } from '../../src/session/session-factories.js'
 import { FileSessionStorage } from '../../src/storage/file-session-storage.js'
 import type { SessionStorage } from '../../src/storage/types.js'
 
-export const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures')
+export const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 
 export interface LogLine { level: 'info' | 'warn' | 'error', obj: Record<string, unknown>, msg: string }
 

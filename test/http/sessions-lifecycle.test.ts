@@ -14,7 +14,7 @@ import { buildTestApp, testConfig } from '../helpers/app.js'
 import { append, assistant, createSession, getSession, message, persistedSession, user } from './session-helpers.js'
 
 const DATA = testConfig().dataDir
-const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures')
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
 
 let app: App
 let storage: MemorySessionStorage
