@@ -25,9 +25,9 @@ async function requireJsonl (req: FastifyRequest): Promise<void> {
   if (!(TEXT_BODY_TYPES as readonly string[]).includes(type)) throw new UnsupportedMediaType(type)
 }
 
-/** A fork may come without a body. */
+/** A fork may come without a body; the body `null` is a body, and the schema refuses it (400). */
 async function defaultBody (req: FastifyRequest): Promise<void> {
-  req.body ??= {}
+  if (req.body === undefined) req.body = {}
 }
 
 const sessions: FastifyPluginAsyncTypebox = async (app) => {

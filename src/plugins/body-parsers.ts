@@ -1,5 +1,6 @@
 /**
- * Request bodies at the root scope. JSON is Fastify's own parser, except that an empty body is
+ * Request bodies at the root scope. JSON is Fastify's own parser (keys named `__proto__` are
+ * data, as in an imported file), except that an empty body is
  * no body: a `DELETE` or a body-less fork sent with `Content-Type: application/json` is not a
  * malformed request, and a route that needs a body still answers 400 through its schema. JSON
  * and JSONL nested deeper than `MAX_JSON_DEPTH` are 400 (src/plugins/json-depth.ts).
@@ -27,7 +28,9 @@ function acceptsText (req: FastifyRequest): boolean {
 }
 
 async function bodyParsers (app: FastifyInstance): Promise<void> {
-  const json = app.getDefaultJsonParser('error', 'error')
+  // `__proto__` and `constructor` keys are kept as plain data, as JSON.parse and the session
+  // import keep them: the parsed object is never merged into another, so no prototype changes.
+  const json = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser('application/json')
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = body.toString()

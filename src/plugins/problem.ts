@@ -2,7 +2,8 @@
  * The one error handler and the one not-found handler of the app: every error leaves as
  * `application/problem+json` `{ type, title, status, code, detail? }` (API.md "Conventions").
  * A 5xx is logged with `{ err }` and never carries the error's message. A known path asked for
- * with a method it does not answer is `405` with `Allow`; an unknown path is `404`.
+ * with a method it does not answer is `405` with `Allow`; an unknown path is `404`. Both hold
+ * before the body is read: a request no route takes is never judged by its body.
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
@@ -11,7 +12,7 @@ import {
   FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
   STORAGE_ERRNO_CODES,
 } from '../errors.js'
-import { RouteMethods } from './route-methods.js'
+import { pathOf, RouteMethods } from './route-methods.js'
 
 /** What an error answers with, before it becomes a body. */
 export interface ProblemFacts {
@@ -102,22 +103,40 @@ export function frameworkErrors (err: unknown, req: FastifyRequest, reply: Fasti
   handleError(err, req, reply)
 }
 
+/** An error of reading the body: Fastify's content-type parsing or our own parsers. */
+function isBodyError (err: unknown): boolean {
+  const code = fieldOf(err, 'code')
+  return typeof code === 'string' && (code.startsWith('FST_ERR_CTP_') || BODY_ERROR_CODES.has(code))
+}
+
+const BODY_ERROR_CODES: ReadonlySet<string> = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'SS_INVALID_JSON', 'SS_UNSUPPORTED_MEDIA_TYPE'])
+
+/** The 405 (with `Allow`) or 404 of a request that no route takes. */
+function noRoute (routes: RouteMethods, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const url = req.url.slice(0, 200)
+  const allowed = routes.allowed(req.url)
+  if (allowed.length > 0) {
+    const err = new MethodNotAllowed(req.method, url)
+    reply.header('allow', allowed.join(', '))
+    return sendProblem(reply, { status: 405, code: err.code, detail: err.message })
+  }
+  const err = new RouteNotFound(req.method, url)
+  return sendProblem(reply, { status: 404, code: err.code, detail: err.message })
+}
+
 async function problem (app: FastifyInstance): Promise<void> {
   const routes = new RouteMethods()
   // A catch-all (`*`, the CORS preflight route) matches every path: it would turn every 404 into a 405.
   app.addHook('onRoute', (route: RouteOptions) => { if (route.url !== '*' && route.url !== '/*') routes.add(route.url, route.method) })
-  app.setErrorHandler(handleError)
-  app.setNotFoundHandler((req, reply) => {
-    const url = req.url.slice(0, 200)
-    const allowed = routes.allowed(req.url)
-    if (allowed.length > 0) {
-      const err = new MethodNotAllowed(req.method, url)
-      reply.header('allow', allowed.join(', '))
-      return sendProblem(reply, { status: 405, code: err.code, detail: err.message })
-    }
-    const err = new RouteNotFound(req.method, url)
-    return sendProblem(reply, { status: 404, code: err.code, detail: err.message })
+  // `DELETE /v1/sessions/continue` reaches `DELETE /v1/sessions/:id`: the route words are not ids.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (routes.fellThrough(pathOf(req.url), req.routeOptions.url)) noRoute(routes, req, reply)
+    else done()
   })
+  // The body of a request no route takes (unparsable, without a content type) is never read for
+  // its own sake: the answer is the not-found handler's.
+  app.setErrorHandler((err, req, reply) => req.is404 && isBodyError(err) ? noRoute(routes, req, reply) : handleError(err, req, reply))
+  app.setNotFoundHandler((req, reply) => noRoute(routes, req, reply))
 }
 
 export default fp(problem, { name: 'problem', fastify: '5.x' })
