@@ -30,6 +30,11 @@ export const SessionEvents = {
 export const GlobalEvents = {
   tags: ['events'],
   summary: 'Live stream of session lifecycle events, for dashboards',
-  description: '`session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data.',
+  description: '`session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data and ' +
+    'an `id`. A reconnect with `Last-Event-ID` resumes after it while the server holds it; otherwise the ' +
+    'stream starts with a `reset` event (data `{}`, the newest id): reload the list, then follow.',
+  headers: Type.Object({
+    'last-event-id': Type.Optional(Type.String({ description: 'The `id` of the last event received' })),
+  }),
   response: { 200: EventStream('Server-Sent Events') },
 }

@@ -24,7 +24,7 @@ const events: FastifyPluginAsyncTypebox = async (app) => {
 
   // The tenant's own registry: its lifecycle events only.
   app.get('/events', { schema: GlobalEvents, exposeHeadRoute: false, config: { stream: true } }, async (req, reply) => {
-    streamGlobal(req.tenant.registry, streams, req, reply)
+    streamGlobal(req.tenant.registry, streams, req, reply, req.headers['last-event-id'])
     return reply
   })
 }

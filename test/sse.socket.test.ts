@@ -267,6 +267,6 @@ describe('GET /v1/events', () => {
     expect(JSON.parse(all.events[0]?.data as string)).toMatchObject({ id, cwd: '/dash', messageCount: 0 })
     const updated = all.events.filter((e) => e.event === 'session-updated').map((e) => JSON.parse(e.data))
     expect(updated.at(-1)).toMatchObject({ id, messageCount: 2, firstMessage: 'hello' })
-    expect(all.events.every((e) => e.id === undefined)).toBe(true)
+    expect(all.events.every((e) => typeof e.id === 'string' && e.id !== '')).toBe(true)
   })
 })

@@ -18,11 +18,13 @@ export type SessionStreamEvent =
   /** The session was deleted; always the last event. */
   | { type: 'deleted', id: string }
 
-/** An event of `GET /v1/events`. Events of a disconnected interval are not replayed. */
-export interface GlobalStreamEvent {
-  type: 'session-created' | 'session-updated' | 'session-deleted'
-  info: SessionInfo
-}
+/**
+ * An event of `GET /v1/events`. A reconnect resumes after the last event received; `reset`
+ * means the server no longer held it, so events may have been missed: reload the list.
+ */
+export type GlobalStreamEvent =
+  | { type: 'session-created' | 'session-updated' | 'session-deleted', info: SessionInfo }
+  | { type: 'reset' }
 
 export interface SubscribeOptions {
   /** Start after this seq (default 0: from the first entry). */
@@ -80,14 +82,23 @@ export function sessionEvents (transport: Transport, retries: number, sessionId:
   }, options.signal)
 }
 
-/** Lifecycle events of every session, live from the moment of (re)connecting. */
+/**
+ * Lifecycle events of every session, live from the moment of connecting; a reconnect sends
+ * `Last-Event-ID` and resumes after the last event yielded (or yields `reset`).
+ */
 export function globalEvents (transport: Transport, retries: number, options: { signal?: AbortSignal } = {}): AsyncGenerator<GlobalStreamEvent> {
+  let lastId: string | undefined
   return reconnecting<GlobalStreamEvent>(transport, retries, {
     path: () => '/v1/events',
-    headers: () => ({}),
+    headers: (): Record<string, string> => (lastId === undefined ? {} : { 'last-event-id': lastId }),
     decode: (message) => {
+      if (message.event === 'reset') {
+        lastId = message.id ?? lastId
+        return { value: { type: 'reset' } }
+      }
       if (!GLOBAL_TYPES.has(message.event)) return undefined
-      const type = message.event as GlobalStreamEvent['type']
+      lastId = message.id ?? lastId
+      const type = message.event as 'session-created' | 'session-updated' | 'session-deleted'
       return { value: { type, info: JSON.parse(message.data) as SessionInfo } }
     },
   }, options.signal)

@@ -114,18 +114,32 @@ function encodeSessionEvent (event: SessionEvent): string {
   }
 }
 
-/** `GET /v1/events`: `session-created/updated/deleted` with a SessionInfo, for dashboards. */
-export function streamGlobal (registry: SessionRegistry, streams: StreamSet, req: FastifyRequest, reply: FastifyReply): void {
+/**
+ * `GET /v1/events`: `session-created/updated/deleted` with a SessionInfo, for dashboards. With
+ * `lastEventId` the held events after it come first, or a `reset` (with the newest id) when the
+ * registry no longer holds it. Subscribing and reading the backlog happen in one tick, so
+ * nothing falls between them.
+ */
+export function streamGlobal (
+  registry: SessionRegistry, streams: StreamSet, req: FastifyRequest, reply: FastifyReply, lastEventId: string | undefined
+): void {
   const queue: GlobalEvent[] = []
   const conn = open(registry, streams, req, reply)
   conn.onClose(registry.subscribeAll((event) => {
     queue.push(event)
     conn.wake()
   }))
+  let first: string | undefined
+  if (lastEventId !== undefined && lastEventId.trim() !== '') {
+    const backlog = registry.globalEventsSince(lastEventId.trim())
+    if (backlog === undefined) first = encodeSse('reset', registry.lastGlobalEventId, '{}')
+    else queue.unshift(...backlog)
+  }
   const pump = async (): Promise<void> => {
+    if (first !== undefined && !conn.send(first) && !await conn.drain()) return
     while (!conn.closed) {
       for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
-        if (!conn.send(encodeSse(event.type, undefined, JSON.stringify(event.info))) && !await conn.drain()) return
+        if (!conn.send(encodeSse(event.type, event.id, JSON.stringify(event.info))) && !await conn.drain()) return
       }
       if (await conn.nextWake() === 'closed') return
     }

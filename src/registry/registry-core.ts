@@ -14,6 +14,7 @@ import { SessionManager } from '../session/session-manager.js'
 import type { SessionStorage } from '../storage/types.js'
 import { computeEtag, ifMatchSatisfied } from './etag.js'
 import type { OpenSession } from './open-session.js'
+import { GlobalEventLog } from './global-events.js'
 import { OpenSessions } from './open-sessions.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
@@ -38,6 +39,10 @@ export interface StreamOptions {
   maxBufferedBytes: number
   /** A subscriber that leaves its full buffer undrained this long is disconnected. */
   drainTimeoutMs: number
+  /** Lifecycle events held for `GET /v1/events` resumes (`Last-Event-ID`). */
+  globalBacklog: number
+  /** How long after the last `/v1/events` subscriber left events are still held for its return. */
+  globalResumeWindowMs: number
 }
 
 /**
@@ -67,6 +72,7 @@ export class RegistryCore {
   shuttingDown = false
   readonly listeners = new Map<string, Set<SessionListener>>()
   readonly globalListeners = new Set<GlobalListener>()
+  readonly globalEvents: GlobalEventLog
   readonly shutdownHooks = new Set<() => void>()
   /** Per-session revision of leaf moves and header changes; outlives eviction (see etag.ts). */
   readonly #revisions = new Map<string, number>()
@@ -77,7 +83,15 @@ export class RegistryCore {
     this.storage = options.storage
     this.blobs = options.blobs
     this.log = options.logger ?? silentLogger
-    this.streams = { heartbeatMs: 15_000, maxBufferedBytes: 4 * 1024 * 1024, drainTimeoutMs: 30_000, ...options.streams }
+    this.streams = {
+      heartbeatMs: 15_000,
+      maxBufferedBytes: 4 * 1024 * 1024,
+      drainTimeoutMs: 30_000,
+      globalBacklog: 1000,
+      globalResumeWindowMs: 5 * 60_000,
+      ...options.streams,
+    }
+    this.globalEvents = new GlobalEventLog(this.#bootId, this.streams.globalBacklog, this.streams.globalResumeWindowMs)
     this.open = new OpenSessions({
       max: options.maxOpenSessions ?? 1000,
       log: this.log,
@@ -220,15 +234,18 @@ export class RegistryCore {
   }
 
   emitGlobal (type: GlobalEvent['type'], info: SessionInfoView): void {
-    for (const listener of [...this.globalListeners]) listener({ type, info })
+    const event = this.globalEvents.record(type, info)
+    for (const listener of [...this.globalListeners]) listener(event)
   }
 
   /** Wakes the session's readers and tells dashboards, once new entries are visible. */
   announceAppend (slot: OpenSession): void {
     if (slot.deleted) return
     this.emit(slot.id, APPEND_EVENT)
-    // The listing view costs date formatting per append: build it only for a listener.
-    if (this.globalListeners.size > 0) this.emitGlobal('session-updated', this.info(slot))
+    // The listing view costs date formatting per append: build it only for a listener or for
+    // the resume log of one that may come back.
+    if (this.globalListeners.size > 0 || this.globalEvents.recording) this.emitGlobal('session-updated', this.info(slot))
+    else this.globalEvents.skip()
   }
 
   /** A header change: new etag, `session` event, `session-updated`. */

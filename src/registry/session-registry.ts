@@ -15,7 +15,7 @@ import { SessionListing, type ListQuery } from './session-listing.js'
 import * as sessions from './session-operations.js'
 import type { CreateInput } from './session-operations.js'
 import type {
-  Appended, BlobMode, EntriesPage, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
+  Appended, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
 export type { RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
@@ -131,8 +131,23 @@ export class SessionRegistry {
   /** Listens to `session-created/updated/deleted` of every session. */
   subscribeAll (listener: GlobalListener): () => void {
     this.#core.globalListeners.add(listener)
-    return () => { this.#core.globalListeners.delete(listener) }
+    const leave = this.#core.globalEvents.join()
+    return () => {
+      this.#core.globalListeners.delete(listener)
+      leave()
+    }
   }
+
+  /**
+   * The held lifecycle events after `lastEventId` (oldest first), or `undefined` when the
+   * registry no longer holds that id (the stream then starts with a `reset`).
+   */
+  globalEventsSince (lastEventId: string): GlobalEvent[] | undefined {
+    return this.#core.globalEvents.since(lastEventId)
+  }
+
+  /** The id of the newest lifecycle event, sent with a `reset`. */
+  get lastGlobalEventId (): string { return this.#core.globalEvents.lastId }
 
   /** Runs `hook` on `shutdown()` (SSE streams end themselves there). Returns the unregister function. */
   onShutdown (hook: () => void): () => void {

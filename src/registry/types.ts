@@ -95,4 +95,6 @@ export type SessionEvent =
 export interface GlobalEvent {
   type: 'session-created' | 'session-updated' | 'session-deleted'
   info: SessionInfoView
+  /** The SSE `id:`, for `Last-Event-ID` resumes. */
+  id: string
 }

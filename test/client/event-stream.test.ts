@@ -113,19 +113,21 @@ describe('reconnecting session stream', () => {
 })
 
 describe('reconnecting global stream', () => {
-  it('yields lifecycle events across a reconnect and ignores other events', async () => {
+  it('yields lifecycle events across a reconnect that resumes after the last id, and ignores other events', async () => {
     const info = (id: string): string => JSON.stringify({ id, cwd: '/c', created: 'x', modified: 'x', messageCount: 0, firstMessage: '', entryCount: 0 })
     await scripted((_req, res, attempt) => {
-      if (attempt === 1) complete(res, `retry: 10\n\nevent: session-created\ndata: ${info('a')}\n\nevent: other\ndata: {}\n\n`)
-      else stream(res, `event: session-deleted\ndata: ${info('a')}\n\n`)
+      if (attempt === 1) complete(res, `retry: 10\n\nevent: session-created\nid: b-1\ndata: ${info('a')}\n\nevent: other\ndata: {}\n\n`)
+      else if (attempt === 2) complete(res, `event: reset\nid: b-7\ndata: {}\n\n`)
+      else stream(res, `event: session-deleted\nid: b-8\ndata: ${info('a')}\n\n`)
     })
     const controller = new AbortController()
-    const events = []
+    const events: string[] = []
     for await (const event of client.subscribeAll({ signal: controller.signal })) {
-      events.push(event)
-      if (events.length === 2) controller.abort()
+      events.push(event.type === 'reset' ? 'reset' : `${event.type}:${event.info.id}`)
+      if (events.length === 3) controller.abort()
     }
-    expect(events.map((e) => [e.type, e.info.id])).toEqual([['session-created', 'a'], ['session-deleted', 'a']])
-    expect(seen.map((r) => r.url)).toEqual(['/v1/events', '/v1/events'])
+    expect(events).toEqual(['session-created:a', 'reset', 'session-deleted:a'])
+    expect(seen.map((r) => r.url)).toEqual(['/v1/events', '/v1/events', '/v1/events'])
+    expect(seen.map((r) => r.headers['last-event-id'])).toEqual([undefined, 'b-1', 'b-7'])
   })
 })

@@ -3161,12 +3161,15 @@ export interface paths {
         };
         /**
          * Live stream of session lifecycle events, for dashboards
-         * @description `session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data.
+         * @description `session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data and an `id`. A reconnect with `Last-Event-ID` resumes after it while the server holds it; otherwise the stream starts with a `reset` event (data `{}`, the newest id): reload the list, then follow.
          */
         get: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description The `id` of the last event received */
+                    "last-event-id"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
