@@ -1,13 +1,13 @@
 /**
- * Schemas of the Entries routes (API.md "Entries"): one exported object per operation, plus the
- * shared `Entry`, `NewEntry`, `TreeNode` and `SessionContext` shapes (listed in
- * src/schemas/shared.ts). NewEntry is built from the model's own `entryFields`.
+ * Schemas of the Entries routes (API.md "Entries"): one exported object per operation, and the
+ * named request and response bodies (`entryRouteComponents`, listed in src/schemas/shared.ts).
+ * The entry shapes themselves are in entry-types.schema.ts.
  */
-import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
-import { AgentMessageSchema, ENTRY_TYPES, entryFields } from '../src/session/types.js'
+import { Entry, NewEntry } from './entry-types.schema.js'
 import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
 import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
@@ -19,25 +19,6 @@ const NullableEntryId = Type.Union([EntryId, Type.Null()])
 export const BlobsQuery = Type.Optional(Type.Union([Type.Literal('inline'), Type.Literal('ref')], {
   description: '`ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64)',
 }))
-
-/** Any stored entry: the base fields plus its type's fields (unknown keys kept). */
-export const Entry = Type.Object({
-  type: Type.String(),
-  id: Type.String(),
-  parentId: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  timestamp: Type.Optional(Type.String()),
-}, { $id: 'Entry', additionalProperties: true })
-
-/** `AgentMessage` without its `$id`, so that it can be embedded in several schemas. */
-const { $id: _messageId, ...AgentMessage } = AgentMessageSchema
-const fieldsOf = (type: (typeof ENTRY_TYPES)[number]): TProperties =>
-  type === 'message' ? { message: AgentMessage as TSchema } : entryFields[type] as TProperties
-
-/** An entry as a client appends it: any entry type without `id`, `parentId`, `timestamp`. */
-export const NewEntry = Type.Union(ENTRY_TYPES.map((type) => Type.Object(
-  { type: Type.Literal(type), ...fieldsOf(type) },
-  { additionalProperties: true, title: type },
-)), { $id: 'NewEntry', description: 'Any entry type of SPEC.md §3.5 without id, parentId and timestamp' })
 
 export const TreeNode = Type.Object({
   id: Type.String(),
@@ -61,68 +42,109 @@ const ParentId = Type.Optional(Type.Union([EntryId, Type.Null()], {
   description: 'Parent of the first entry: an entry id, `null` for a new root; default the current leaf',
 }))
 
-const AppendBody = Type.Union([
-  Type.Object({ entries: Type.Array(ref(NewEntry), { minItems: 1 }), parentId: ParentId }, { additionalProperties: false }),
-  Type.Intersect([ref(NewEntry), Type.Object({ parentId: ParentId })]),
-], { description: '`{entries: [...], parentId?}`, or one entry (which may carry `parentId`)' })
+/**
+ * The append body as documented: a batch. The route also takes one NewEntry (which may carry
+ * `parentId`, API.md "Entries"), made a batch of one before validation (routes/entries.ts).
+ */
+export const AppendEntriesBody = Type.Object({
+  entries: Type.Array(ref(NewEntry), { minItems: 1, description: 'Appended in order, each attached to the one before' }),
+  parentId: ParentId,
+}, {
+  $id: 'AppendEntriesBody',
+  additionalProperties: false,
+  description: '`{entries: [...], parentId?}`. The server also takes one NewEntry as the whole body (a batch of one).',
+})
 
-const AppendResult = Type.Object({
+export const AppendResult = Type.Object({
   entries: Type.Array(ref(Entry)),
   leafId: NullableEntryId,
   firstSeq: Type.Integer({ minimum: 1 }),
   lastSeq: Type.Integer({ minimum: 1 }),
   persisted: Type.Boolean({ description: 'True: on disk and fsynced. False: held in memory until the first assistant message' }),
-}, { additionalProperties: false })
+}, { $id: 'AppendResult', additionalProperties: false })
+
+export const EntriesPage = Type.Object({
+  entries: Type.Array(ref(Entry)),
+  after: Type.Integer({ minimum: 0 }),
+  next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'The `after` of the next page; `null` at the end' }),
+  total: Type.Integer({ minimum: 0, description: "The session's entry count" }),
+}, { $id: 'EntriesPage', additionalProperties: false })
+
+export const SetLeafBody = Type.Object({ leafId: NullableEntryId }, { $id: 'SetLeafBody', additionalProperties: false })
+
+export const LeafMove = Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { $id: 'LeafMove', additionalProperties: false })
+
+export const BranchSummaryBody = Type.Object({
+  fromId: NullableEntryId,
+  summary: Type.String(),
+  details: Type.Optional(Type.Unknown()),
+  fromExtension: Type.Optional(Type.Boolean()),
+}, { $id: 'BranchSummaryBody', additionalProperties: false })
+
+export const BranchSummaryResult = Type.Object({ entry: ref(Entry), leafId: NullableEntryId }, {
+  $id: 'BranchSummaryResult', additionalProperties: false,
+})
+
+export const TreeView = Type.Object({ leafId: NullableEntryId, nodes: Type.Array(ref(TreeNode)) }, {
+  $id: 'TreeView', additionalProperties: false,
+})
+
+export const BranchPath = Type.Object({ entries: Type.Array(ref(Entry), { description: 'Root first' }) }, {
+  $id: 'BranchPath', additionalProperties: false,
+})
+
+/** The named bodies of this file, for `sharedSchemas()`. */
+export const entryRouteComponents = (): TSchema[] => [
+  TreeNode, SessionContext, AppendEntriesBody, AppendResult, EntriesPage, SetLeafBody, LeafMove,
+  BranchSummaryBody, BranchSummaryResult, TreeView, BranchPath,
+]
 
 const EntryParams = Type.Object({ id: SessionId, entryId: PathEntryId })
 
 /** A 2xx body about one session, sent with the session's `ETag`. */
-const withEtag = <T extends object>(schema: T, description: string) => ({ ...schema, description, headers: { ETag: ETagHeader } })
+const withEtag = <T extends TSchema>(schema: T, description: string) => ({ ...ref(schema), description, headers: { ETag: ETagHeader } })
 
 export const GetEntries = {
+  operationId: 'getEntries',
   tags: ['entries'],
   summary: 'A page of entries in seq order',
-  description: 'Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page.',
+  description: 'Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page, or `null` after the last.',
   params: IdParams,
   querystring: Type.Object({
     after: Type.Optional(Type.Integer({ minimum: 0, description: 'Default 0' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100' })),
     blobs: BlobsQuery,
   }),
-  response: {
-    200: withEtag(Type.Object({
-      entries: Type.Array(ref(Entry)),
-      after: Type.Integer({ minimum: 0 }),
-      next: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
-      total: Type.Integer({ minimum: 0 }),
-    }, { additionalProperties: false }), 'The page'),
-    ...problemResponses(400, 404, 422, 507),
-  },
+  response: { 200: withEtag(EntriesPage, 'The page'), ...problemResponses(400, 404, 422, 507) },
 }
 
 export const GetEntry = {
+  operationId: 'getEntry',
   tags: ['entries'],
   summary: 'One entry',
+  description: 'The entry with this id, blob refs resolved unless `blobs=ref`. An id that is not in the session is 404.',
   params: EntryParams,
   querystring: Type.Object({ blobs: BlobsQuery }),
-  response: { 200: withEtag(ref(Entry), 'The entry'), ...problemResponses(400, 404, 422, 507) },
+  response: { 200: withEtag(Entry, 'The entry'), ...problemResponses(400, 404, 422, 507) },
 }
 
 export const AppendEntries = {
+  operationId: 'appendEntries',
   tags: ['entries'],
   summary: 'Append entries (atomic batch)',
   description: 'Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable ' +
-    '(`persisted: true`) or held under the deferral rule (`persisted: false`).',
+    '(`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to ' +
+    '`parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one.',
   params: IdParams,
   headers: Type.Object({
     ...IfMatchHeaders.properties,
     'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'A retry with the same key and body replays the first answer' })),
   }),
   querystring: Type.Object({ blobs: BlobsQuery }),
-  body: AppendBody,
+  body: ref(AppendEntriesBody),
   response: {
     201: {
-      ...AppendResult,
+      ...ref(AppendResult),
       description: 'Appended (or, with `Idempotent-Replayed: true`, the first answer to this Idempotency-Key again)',
       headers: { ETag: ETagHeader, 'Idempotent-Replayed': Type.Literal('true') },
     },
@@ -136,62 +158,56 @@ export const AppendEntries = {
 }
 
 export const PutLeaf = {
+  operationId: 'setLeaf',
   tags: ['entries'],
   summary: 'Move the leaf without appending',
+  description: 'Moves the leaf to an entry, or to `null` (before the first entry). The next append attaches there.',
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ leafId: NullableEntryId }, { additionalProperties: false }),
-  response: {
-    200: withEtag(Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { additionalProperties: false }), 'Moved'),
-    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
-  },
+  body: ref(SetLeafBody),
+  response: { 200: withEtag(LeafMove, 'Moved'), ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507) },
 }
 
 export const BranchSummary = {
+  operationId: 'branchSummary',
   tags: ['entries'],
   summary: 'Move the leaf to `fromId` and append a branch summary there',
+  description: 'Summarizes the abandoned branch: the leaf moves to `fromId` and a `branch_summary` entry is appended as its child.',
   params: IdParams,
   headers: IfMatchHeaders,
   querystring: Type.Object({ blobs: BlobsQuery }),
-  body: Type.Object({
-    fromId: NullableEntryId,
-    summary: Type.String(),
-    details: Type.Optional(Type.Unknown()),
-    fromExtension: Type.Optional(Type.Boolean()),
-  }, { additionalProperties: false }),
+  body: ref(BranchSummaryBody),
   response: {
-    201: withEtag(Type.Object({ entry: ref(Entry), leafId: NullableEntryId }, { additionalProperties: false }), 'Appended'),
+    201: withEtag(BranchSummaryResult, 'Appended'),
     ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }
 
 export const GetTree = {
+  operationId: 'getTree',
   tags: ['entries'],
   summary: 'The tree as flat nodes in file order',
+  description: 'Every entry as a node with its children ids; deep chains are returned without recursion.',
   params: IdParams,
-  response: {
-    200: withEtag(Type.Object({ leafId: NullableEntryId, nodes: Type.Array(ref(TreeNode)) }, { additionalProperties: false }), 'The tree'),
-    ...problemResponses(404, 422, 507),
-  },
+  response: { 200: withEtag(TreeView, 'The tree'), ...problemResponses(404, 422, 507) },
 }
 
 export const GetBranch = {
+  operationId: 'getBranch',
   tags: ['entries'],
   summary: 'The path root → leafId (default: the current leaf)',
   description: 'Empty for an unknown `leafId` or a `null` leaf (SPEC.md `getBranch`).',
   params: IdParams,
   querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
-  response: {
-    200: withEtag(Type.Object({ entries: Type.Array(ref(Entry)) }, { additionalProperties: false }), 'The path'),
-    ...problemResponses(400, 404, 422, 507),
-  },
+  response: { 200: withEtag(BranchPath, 'The path'), ...problemResponses(400, 404, 422, 507) },
 }
 
 export const GetContext = {
+  operationId: 'getContext',
   tags: ['entries'],
   summary: 'What the model receives at leafId (default: the current leaf)',
   description: 'An unknown `leafId` falls back to the last entry (SPEC.md §7.2).',
   params: IdParams,
   querystring: Type.Object({ leafId: Type.Optional(EntryId), blobs: BlobsQuery }),
-  response: { 200: withEtag(ref(SessionContext), 'The context'), ...problemResponses(400, 404, 422, 507) },
+  response: { 200: withEtag(SessionContext, 'The context'), ...problemResponses(400, 404, 422, 507) },
 }

@@ -11,6 +11,20 @@ import {
   AppendEntries, BranchSummary, GetBranch, GetContext, GetEntries, GetEntry, GetTree, PutLeaf,
 } from './entries.schema.js'
 
+/**
+ * The append body one NewEntry alone (API.md "Entries": `{entries, parentId?}` or one NewEntry)
+ * becomes a batch of one, its `parentId` the batch's, so that one schema validates both forms.
+ * Callback style, like `checkBatchSize`.
+ */
+export function singleEntryAsBatch (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
+  const body = req.body
+  if (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.hasOwn(body, 'type') && !Object.hasOwn(body, 'entries')) {
+    const { parentId, ...entry } = body as Record<string, unknown>
+    req.body = Object.hasOwn(body, 'parentId') ? { entries: [entry], parentId } : { entries: [entry] }
+  }
+  done()
+}
+
 /** Sets the `ETag` header and returns the value to send. */
 function tagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
   reply.header('etag', etag)
@@ -37,7 +51,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return tagged(reply, await req.tenant.registry.entry(req.params.id, req.params.entryId, req.query.blobs))
   })
 
-  app.post('/:id/entries', { schema: AppendEntries, preValidation: checkBatchSize }, async (req, reply) => {
+  app.post('/:id/entries', { schema: AppendEntries, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
     const { result, etag, replayed } = await req.tenant.registry.append(req.params.id, req.body, {
       ifMatch: req.headers['if-match'], idempotencyKey: req.headers['idempotency-key'], blobs: req.query.blobs,
     })

@@ -10,6 +10,7 @@ const EventStream = (description: string) => ({
 })
 
 export const SessionEvents = {
+  operationId: 'subscribe',
   tags: ['events'],
   summary: "Live stream of one session's entries",
   description: '`event: entry` (`id` = seq, data = the entry) for every entry after `Last-Event-ID` or ' +
@@ -18,7 +19,7 @@ export const SessionEvents = {
     'first. A subscriber that cannot keep up is disconnected and resumes with Last-Event-ID.',
   params: IdParams,
   headers: Type.Object({
-    'last-event-id': Type.Optional(Type.String({ description: 'The seq of the last entry received' })),
+    'last-event-id': Type.Optional(Type.String({ pattern: '^\\s*[0-9]{0,15}\\s*$', description: 'The seq of the last entry received: a non-negative integer' })),
   }),
   querystring: Type.Object({
     after: Type.Optional(Type.Integer({ minimum: 0, description: 'Start after this seq (default 0)' })),
@@ -28,6 +29,7 @@ export const SessionEvents = {
 }
 
 export const GlobalEvents = {
+  operationId: 'subscribeAll',
   tags: ['events'],
   summary: 'Live stream of session lifecycle events, for dashboards',
   description: '`session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data and ' +

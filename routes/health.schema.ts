@@ -1,16 +1,24 @@
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { ref } from '../src/schemas/shared.js'
 
-const Ok = Type.Object({ status: Type.Literal('ok') }, { additionalProperties: false })
+export const HealthStatus = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthStatus', additionalProperties: false })
+
+/** The named bodies of this file, for `sharedSchemas()`. */
+export const healthRouteComponents = (): TSchema[] => [HealthStatus]
 
 export const Healthz = {
+  operationId: 'health',
   tags: ['health'],
   summary: 'Liveness: answers while the process runs',
-  response: { 200: Ok },
+  description: 'Always `{"status":"ok"}` while the process runs; needs no credentials.',
+  response: { 200: { ...ref(HealthStatus), description: 'Alive' } },
 }
 
 export const Readyz = {
+  operationId: 'isReady',
   tags: ['health'],
   summary: 'Readiness: storage is writable and the session registry is ready',
-  response: { 200: Ok, ...problemResponses(503) },
+  description: 'Proves the storage writable; 503 while it is not or while the server is overloaded or shutting down.',
+  response: { 200: { ...ref(HealthStatus), description: 'Ready' }, ...problemResponses(503) },
 }

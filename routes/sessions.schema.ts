@@ -3,7 +3,7 @@
  * the shared `Session`, `SessionInfo`, `RecentSession` and header shapes (listed in
  * src/schemas/shared.ts).
  */
-import { Type } from '@sinclair/typebox'
+import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { BODY_ERRORS, ETagHeader, LocationHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
@@ -16,7 +16,22 @@ const ClientSessionId = Type.String({
   pattern: '^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$',
   description: 'A client-chosen id; not `recent`, `continue` or `import`',
 })
-const Cwd = Type.String({ minLength: 1, description: 'Working directory the session belongs to, used verbatim' })
+/**
+ * What `assertValidCwd` (src/session/cwd.ts) enforces, as far as a schema can say it: no NUL, CR
+ * or LF, and a directory name of at most 255 UTF-8 bytes (`--` + cwd without its first `/` + `--`).
+ */
+const Cwd = Type.String({
+  minLength: 1,
+  maxLength: 252,
+  pattern: '^[^\\u0000\\r\\n]+$',
+  description: 'Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name ' +
+    '(`--` + cwd without a leading `/`, with `/`, `\\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes',
+})
+/** What `assertValidTerminalId` enforces: SPEC.md §2.4. */
+const TerminalId = Type.String({
+  pattern: '^(?!\\.{1,2}$)[A-Za-z0-9._-]{1,128}$',
+  description: 'Identifies the terminal: `^[A-Za-z0-9._-]{1,128}$`, not `.` or `..`',
+})
 const Instant = Type.String({ description: 'ISO 8601 instant' })
 
 export const IdParams = Type.Object({ id: SessionId })
@@ -63,6 +78,40 @@ export const RecentSession = Type.Object({
   modified: Instant,
 }, { $id: 'RecentSession', additionalProperties: false })
 
+export const CreateSessionBody = Type.Object({
+  cwd: Cwd,
+  title: Type.Optional(Type.String()),
+  parentSession: Type.Optional(Type.String()),
+  id: Type.Optional(ClientSessionId),
+}, { $id: 'CreateSessionBody', additionalProperties: false })
+
+export const SessionList = Type.Object({
+  sessions: Type.Array(ref(SessionInfo)),
+  nextCursor: Type.Union([Type.String(), Type.Null()], { description: 'The `cursor` of the next page; `null` at the end' }),
+}, { $id: 'SessionList', additionalProperties: false })
+
+export const RecentSessionList = Type.Object({ sessions: Type.Array(ref(RecentSession)) }, {
+  $id: 'RecentSessionList', additionalProperties: false,
+})
+
+export const ContinueSessionBody = Type.Object({ cwd: Cwd, terminalId: Type.Optional(TerminalId) }, {
+  $id: 'ContinueSessionBody', additionalProperties: false,
+})
+
+export const RenameSessionBody = Type.Object({ title: Type.String() }, { $id: 'RenameSessionBody', additionalProperties: false })
+
+export const MoveSessionBody = Type.Object({ cwd: Cwd }, { $id: 'MoveSessionBody', additionalProperties: false })
+
+export const ForkSessionBody = Type.Object({
+  leafId: Type.Optional(Type.String({ minLength: 1, description: 'Copy only the path root → leafId' })),
+}, { $id: 'ForkSessionBody', additionalProperties: false })
+
+/** The named bodies of this file, for `sharedSchemas()`. */
+export const sessionRouteComponents = (): TSchema[] => [
+  StoredSessionHeader, Session, SessionInfo, RecentSession, CreateSessionBody, SessionList, RecentSessionList,
+  ContinueSessionBody, RenameSessionBody, MoveSessionBody, ForkSessionBody,
+]
+
 const SessionWithEtag = (description: string) => ({
   ...ref(Session), description, headers: { ETag: ETagHeader },
 })
@@ -73,16 +122,12 @@ const CreatedSession = (description: string) => ({
 })
 
 export const CreateSession = {
+  operationId: 'createSession',
   tags: ['sessions'],
   summary: 'Create a session',
   description: 'A new session is held in memory until its first assistant message (`persisted: false`), ' +
     'whether the server or the client (`id`) chooses its id.',
-  body: Type.Object({
-    cwd: Cwd,
-    title: Type.Optional(Type.String()),
-    parentSession: Type.Optional(Type.String()),
-    id: Type.Optional(ClientSessionId),
-  }, { additionalProperties: false }),
+  body: ref(CreateSessionBody),
   response: {
     201: CreatedSession('Created'),
     ...problemResponses(...BODY_ERRORS, 409, 507),
@@ -90,25 +135,24 @@ export const CreateSession = {
 }
 
 export const ListSessions = {
+  operationId: 'listSessions',
   tags: ['sessions'],
   summary: 'List sessions, newest first',
   description: 'Without `cwd` every project is listed. Sessions without any message are hidden unless `includeEmpty=true`.',
   querystring: Type.Object({
     cwd: Type.Optional(Cwd),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 50' })),
-    cursor: Type.Optional(Type.String({ description: 'Opaque: `nextCursor` of the previous page' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, description: 'Opaque: `nextCursor` of the previous page; a bad one is 400' })),
     includeEmpty: Type.Optional(Type.Boolean()),
   }),
   response: {
-    200: Type.Object({
-      sessions: Type.Array(ref(SessionInfo)),
-      nextCursor: Type.Union([Type.String(), Type.Null()]),
-    }, { additionalProperties: false }),
+    200: { ...ref(SessionList), description: 'A page of sessions' },
     ...problemResponses(400),
   },
 }
 
 export const RecentSessions = {
+  operationId: 'recentSessions',
   tags: ['sessions'],
   summary: 'The most recent sessions of a cwd, from prefix reads',
   description: 'Header-only sessions are included, also those held in memory under the deferral rule ' +
@@ -118,18 +162,18 @@ export const RecentSessions = {
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 3' })),
   }),
   response: {
-    200: Type.Object({ sessions: Type.Array(ref(RecentSession)) }, { additionalProperties: false }),
+    200: { ...ref(RecentSessionList), description: 'The most recent sessions, newest first' },
     ...problemResponses(400),
   },
 }
 
 export const ContinueSession = {
+  operationId: 'continueSession',
   tags: ['sessions'],
   summary: "Resume the terminal's or the newest session of a cwd, else start one",
-  body: Type.Object({
-    cwd: Cwd,
-    terminalId: Type.Optional(Type.String({ description: 'Matches `^[A-Za-z0-9._-]{1,128}$`' })),
-  }, { additionalProperties: false }),
+  description: 'With `terminalId`, the session that terminal last used in this cwd; else the newest session of ' +
+    'the cwd; else a new session (201).',
+  body: ref(ContinueSessionBody),
   response: {
     200: SessionWithEtag('Resumed'),
     201: CreatedSession('Started'),
@@ -138,38 +182,45 @@ export const ContinueSession = {
 }
 
 export const GetSession = {
+  operationId: 'getSession',
   tags: ['sessions'],
   summary: 'A session: header and state',
+  description: 'The stored header verbatim, the leaf, counts, `persisted` and the etag (also the `ETag` header).',
   params: IdParams,
   response: { 200: SessionWithEtag('The session'), ...problemResponses(404, 422, 507) },
 }
 
 export const PatchSession = {
+  operationId: 'renameSession',
   tags: ['sessions'],
   summary: 'Set the title',
+  description: 'Sets the session title (SessionManager `setSessionName`); subscribers get a `session` event.',
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ title: Type.String() }, { additionalProperties: false }),
+  body: ref(RenameSessionBody),
   response: { 200: SessionWithEtag('Updated'), ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507) },
 }
 
 export const MoveSession = {
+  operationId: 'moveSession',
   tags: ['sessions'],
   summary: "Move the session to another cwd's directory",
+  description: "Moves the file to the new cwd's directory and rewrites the header's `cwd`; 409 when a file of that name is there.",
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ cwd: Cwd }, { additionalProperties: false }),
+  body: ref(MoveSessionBody),
   response: { 200: SessionWithEtag('Moved'), ...problemResponses(...BODY_ERRORS, 404, 409, 412, 422, 507) },
 }
 
 export const ForkSession = {
+  operationId: 'forkSession',
   tags: ['sessions'],
   summary: 'Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session',
   description: 'The body is optional: no body copies every entry.',
   'x-optional-body': true,
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ leafId: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+  body: ref(ForkSessionBody),
   response: {
     201: CreatedSession('The new session'),
     ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
@@ -177,6 +228,7 @@ export const ForkSession = {
 }
 
 export const ImportSession = {
+  operationId: 'importSession',
   tags: ['sessions'],
   summary: 'Import a session file (JSONL, any version)',
   description: "Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated.",
@@ -190,8 +242,10 @@ export const ImportSession = {
 }
 
 export const ExportSession = {
+  operationId: 'exportSession',
   tags: ['sessions'],
   summary: 'The stored session file',
+  description: 'The JSONL file exactly as stored, header first; it opens in the agents and imports back.',
   params: IdParams,
   response: {
     200: {
@@ -204,8 +258,10 @@ export const ExportSession = {
 }
 
 export const DeleteSession = {
+  operationId: 'deleteSession',
   tags: ['sessions'],
   summary: 'Delete the session and its file',
+  description: 'Removes the file; subscribers get `deleted` and their stream ends.',
   params: IdParams,
   headers: IfMatchHeaders,
   response: {

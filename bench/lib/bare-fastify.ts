@@ -7,6 +7,7 @@
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify from 'fastify'
+import { singleEntryAsBatch } from '../../routes/entries.js'
 import { AppendEntries } from '../../routes/entries.schema.js'
 import { registerSharedSchemas } from '../../src/schemas/shared.js'
 
@@ -18,8 +19,8 @@ registerSharedSchemas(app)
 app.setSerializerCompiler(() => (data) => JSON.stringify(data))
 
 let seq = 0
-app.post('/v1/sessions/:id/entries', { schema: AppendEntries }, async (req, reply) => {
-  const body = req.body as Record<string, unknown>
+app.post('/v1/sessions/:id/entries', { schema: AppendEntries, preValidation: singleEntryAsBatch }, async (req, reply) => {
+  const body = (req.body as { entries: Array<Record<string, unknown>> }).entries[0] ?? {}
   seq++
   const id = (seq % 0xffffffff).toString(16).padStart(8, '0')
   const entry = { type: String(body.type), id, parentId: 'ffffffff', timestamp: new Date().toISOString(), ...body }

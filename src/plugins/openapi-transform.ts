@@ -1,9 +1,11 @@
 /**
  * The last pass over the generated OpenAPI document, for what route schemas cannot say through
  * @fastify/swagger: response headers that are always sent (`required: true`), request bodies
- * that may be left out, and `GET /docs`, which @fastify/swagger-ui registers hidden.
+ * that may be left out, the operation id of a `HEAD` twin, raw bytes as `format: binary` (a
+ * validated `type` would refuse the Buffer of a blob body), the security of a server with
+ * tokens, and `GET /docs`, which @fastify/swagger-ui registers hidden.
  */
-import { REQUIRED_HEADER } from '../schemas/responses.js'
+import { HEAD_OPERATION_ID, REQUIRED_HEADER } from '../schemas/responses.js'
 
 /** Operation key that marks a request body as optional (a route schema's `x-` keys reach the operation). */
 export const OPTIONAL_BODY = 'x-optional-body'
@@ -17,8 +19,10 @@ const isJson = (value: unknown): value is Json => typeof value === 'object' && v
 /** The reference page (API.md "Health and docs"), rendered from `GET /openapi.json`; public. */
 const DOCS_PATH: Json = {
   get: {
+    operationId: 'getDocs',
     tags: ['docs'],
     summary: 'Human-readable reference rendered from the OpenAPI document',
+    description: 'An HTML page that renders `GET /openapi.json`; needs no credentials.',
     security: [],
     responses: {
       200: { description: 'An HTML page', content: { 'text/html': { schema: { type: 'string' } } } },
@@ -45,18 +49,64 @@ function markOptionalBody (operation: Json): void {
   if (isJson(operation.requestBody)) operation.requestBody.required = false
 }
 
+/** The operation id of a `HEAD` twin, which shares its `GET` route's schema. */
+function nameHeadOperation (method: string, operation: Json): void {
+  const headId = operation[HEAD_OPERATION_ID]
+  delete operation[HEAD_OPERATION_ID]
+  if (method === 'head' && typeof headId === 'string') operation.operationId = headId
+}
+
+const OCTET_STREAM = 'application/octet-stream'
+
+/** Raw bytes (`contentMediaType: application/octet-stream`) as generators know them. */
+function binarySchemas (content: unknown): void {
+  if (!isJson(content)) return
+  for (const media of Object.values(content)) {
+    const schema = isJson(media) ? media.schema : undefined
+    if (!isJson(schema) || schema.contentMediaType !== OCTET_STREAM || schema.type !== undefined) continue
+    delete schema.contentMediaType
+    Object.assign(schema, { type: 'string', format: 'binary' })
+  }
+}
+
+function markBinaryBodies (operation: Json): void {
+  if (isJson(operation.requestBody)) binarySchemas(operation.requestBody.content)
+  const responses = isJson(operation.responses) ? operation.responses : {}
+  for (const response of Object.values(responses)) if (isJson(response)) binarySchemas(response.content)
+}
+
+/** With tokens, the anonymous alternative `{}` leaves every requirement that is not public (`[]`). */
+function requireAuth (security: unknown): void {
+  if (!Array.isArray(security)) return
+  for (let i = security.length - 1; i >= 0; i--) {
+    const requirement: unknown = security[i]
+    if (isJson(requirement) && Object.keys(requirement).length === 0) security.splice(i, 1)
+  }
+}
+
+export interface FinishOptions {
+  /** The server has tokens: every route that is not public needs one. */
+  authRequired?: boolean
+}
+
 /** Finishes a generated OpenAPI document in place and returns it. */
-export function finishOpenapiDocument<T extends object> (document: T): T {
+export function finishOpenapiDocument<T extends object> (document: T, options: FinishOptions = {}): T {
   const doc = document as Json
   const paths = isJson(doc.paths) ? doc.paths : (doc.paths = {})
   for (const item of Object.values(paths)) {
     if (!isJson(item)) continue
+    // A route of several methods shares one operation object among them.
+    if (item.head !== undefined && item.head === item.get) item.head = structuredClone(item.head)
     for (const [method, operation] of Object.entries(item)) {
       if (!HTTP_METHODS.has(method) || !isJson(operation)) continue
       markRequiredHeaders(operation)
       markOptionalBody(operation)
+      nameHeadOperation(method, operation)
+      markBinaryBodies(operation)
+      if (options.authRequired === true) requireAuth(operation.security)
     }
   }
+  if (options.authRequired === true) requireAuth(doc.security)
   paths['/docs'] ??= structuredClone(DOCS_PATH)
   return document
 }

@@ -44,8 +44,10 @@ const SECURITY_SCHEMES = {
 } as const
 
 const OpenapiDocument = {
+  operationId: 'getOpenapiDocument',
   tags: ['docs'],
   summary: 'This OpenAPI 3.1 document',
+  description: 'Generated from the route schemas; `/docs` renders it.',
   response: {
     200: {
       description: 'The document',
@@ -65,18 +67,23 @@ async function openapi (app: FastifyInstance): Promise<void> {
       info: {
         title: 'session-store',
         version: API_VERSION,
+        license: { name: 'MIT', identifier: 'MIT' },
         description: 'Hosted storage for coding-agent sessions: the JSONL session model behind ' +
           'HTTP, with live SSE and content-addressed blobs. Every error is application/problem+json.',
       },
+      servers: [{ url: 'http://127.0.0.1:8787', description: 'The default address (HOST, PORT)' }],
       tags: TAGS,
       components: { securitySchemes: SECURITY_SCHEMES },
-      security: [{ bearerAuth: [] }, {}],
+      // With tokens every non-public route needs one; in open mode none does.
+      security: app.tokens === null ? [{ bearerAuth: [] }, {}] : [{ bearerAuth: [] }],
     },
     refResolver: {
       // Components are named by `$id` (`Problem`), not `def-0` (STYLE.md §4).
       buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`),
     },
-    transformObject: (input) => 'openapiObject' in input ? finishOpenapiDocument(input.openapiObject) : input.swaggerObject,
+    transformObject: (input) => 'openapiObject' in input
+      ? finishOpenapiDocument(input.openapiObject, { authRequired: app.tokens !== null })
+      : input.swaggerObject,
   })
   await app.register(swaggerUi, { routePrefix: '/docs' })
   // Sent as a string: the document is passed through as is, never re-serialized by a schema.

@@ -6,6 +6,12 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 
+/**
+ * Route schema key naming the operation of a route's `HEAD` twin, which shares the `GET` route's
+ * schema (the OpenAPI plugin makes it the HEAD operation's `operationId`).
+ */
+export const HEAD_OPERATION_ID = 'x-head-operation-id'
+
 /** Key that marks a response header schema as always sent (see `requiredHeader`). */
 export const REQUIRED_HEADER = 'x-required'
 

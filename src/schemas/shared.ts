@@ -2,13 +2,16 @@
  * Schemas shared between routes: each has an `$id`, is added once at the root, and is used
  * through `ref()` so that OpenAPI lists it once under `components.schemas` (STYLE.md §4).
  *
- * To share a schema, give it an `$id`, import it here and add it to the list in `sharedSchemas`.
+ * To share a schema, give it an `$id` and list it in its file's components function (or here).
  */
 import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox'
 import { Problem } from '../errors.js'
-import { Entry, NewEntry, SessionContext, TreeNode } from '../../routes/entries.schema.js'
-import { RecentSession, Session, SessionInfo, StoredSessionHeader } from '../../routes/sessions.schema.js'
-import { Token } from '../../routes/tokens.schema.js'
+import { blobRouteComponents } from '../../routes/blobs.schema.js'
+import { entryRouteComponents } from '../../routes/entries.schema.js'
+import { entryComponents } from '../../routes/entry-types.schema.js'
+import { healthRouteComponents } from '../../routes/health.schema.js'
+import { sessionRouteComponents } from '../../routes/sessions.schema.js'
+import { tokenRouteComponents } from '../../routes/tokens.schema.js'
 
 export { Problem }
 
@@ -30,15 +33,12 @@ export function ref<T extends TSchema> (schema: T): TUnsafe<Static<T>> {
 export function sharedSchemas (): TSchema[] {
   return [
     Problem,
-    StoredSessionHeader,
-    Session,
-    SessionInfo,
-    RecentSession,
-    Entry,
-    NewEntry,
-    TreeNode,
-    SessionContext,
-    Token,
+    ...healthRouteComponents(),
+    ...sessionRouteComponents(),
+    ...entryComponents(),
+    ...entryRouteComponents(),
+    ...blobRouteComponents(),
+    ...tokenRouteComponents(),
   ]
 }
 

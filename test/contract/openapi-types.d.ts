@@ -11,31 +11,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** This OpenAPI 3.1 document */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The document */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            openapi: string;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * This OpenAPI 3.1 document
+         * @description Generated from the route schemas; `/docs` renders it.
+         */
+        get: operations["getOpenapiDocument"];
         put?: never;
         post?: never;
         delete?: never;
@@ -51,30 +31,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: answers while the process runs */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        /**
+         * Liveness: answers while the process runs
+         * @description Always `{"status":"ok"}` while the process runs; needs no credentials.
+         */
+        get: operations["health"];
         put?: never;
         post?: never;
         delete?: never;
@@ -90,39 +51,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: storage is writable and the session registry is ready */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Readiness: storage is writable and the session registry is ready
+         * @description Proves the storage writable; 503 while it is not or while the server is overloaded or shutting down.
+         */
+        get: operations["isReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -142,242 +75,12 @@ export interface paths {
          * The bytes of a blob
          * @description Content-Type is sniffed from the bytes. `If-None-Match: "<hex>"` answers 304.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
-                    hex: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The bytes */
-                200: {
-                    headers: {
-                        /** @description `"<hex>"` */
-                        ETag: string;
-                        /** @description `public, max-age=31536000, immutable` */
-                        "Cache-Control": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "image/png": unknown;
-                        "image/jpeg": unknown;
-                        "image/gif": unknown;
-                        "image/webp": unknown;
-                        "application/octet-stream": unknown;
-                    };
-                };
-                /** @description Not Modified */
-                304: {
-                    headers: {
-                        /** @description `"<hex>"` */
-                        ETag: string;
-                        /** @description `public, max-age=31536000, immutable` */
-                        "Cache-Control": string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getBlob"];
         /**
          * Store bytes under their SHA-256
          * @description Answers 201 when the bytes are new and 200 when they were already stored.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
-                    hex: string;
-                };
-                cookie?: never;
-            };
-            /** @description The raw bytes, of any content type */
-            requestBody: {
-                content: {
-                    "application/octet-stream": unknown;
-                    "*/*": unknown;
-                };
-            };
-            responses: {
-                /** @description Already stored */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            hash: string;
-                            /** @description What an image block stores as `data` */
-                            ref: string;
-                            /** @description Bytes */
-                            size: number;
-                        };
-                    };
-                };
-                /** @description Stored */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            hash: string;
-                            /** @description What an image block stores as `data` */
-                            ref: string;
-                            /** @description Bytes */
-                            size: number;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["putBlob"];
         post?: never;
         delete?: never;
         options?: never;
@@ -385,108 +88,7 @@ export interface paths {
          * The bytes of a blob
          * @description Content-Type is sniffed from the bytes. `If-None-Match: "<hex>"` answers 304.
          */
-        head: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
-                    hex: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The bytes */
-                200: {
-                    headers: {
-                        /** @description `"<hex>"` */
-                        ETag: string;
-                        /** @description `public, max-age=31536000, immutable` */
-                        "Cache-Control": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "image/png": unknown;
-                        "image/jpeg": unknown;
-                        "image/gif": unknown;
-                        "image/webp": unknown;
-                        "application/octet-stream": unknown;
-                    };
-                };
-                /** @description Not Modified */
-                304: {
-                    headers: {
-                        /** @description `"<hex>"` */
-                        ETag: string;
-                        /** @description `public, max-age=31536000, immutable` */
-                        "Cache-Control": string;
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        head: operations["hasBlob"];
         patch?: never;
         trace?: never;
     };
@@ -499,101 +101,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Store bytes and learn their hash */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            /** @description The raw bytes, of any content type */
-            requestBody: {
-                content: {
-                    "application/octet-stream": unknown;
-                    "*/*": unknown;
-                };
-            };
-            responses: {
-                /** @description Stored (or already stored) */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            hash: string;
-                            /** @description What an image block stores as `data` */
-                            ref: string;
-                            /** @description Bytes */
-                            size: number;
-                        };
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Store bytes and learn their hash
+         * @description Stores the bytes under their SHA-256 and answers where; storing the same bytes again is harmless.
+         */
+        post: operations["postBlob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -611,206 +123,13 @@ export interface paths {
          * List sessions, newest first
          * @description Without `cwd` every project is listed. Sessions without any message are hidden unless `includeEmpty=true`.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Working directory the session belongs to, used verbatim */
-                    cwd?: string;
-                    /** @description Default 50 */
-                    limit?: number;
-                    /** @description Opaque: `nextCursor` of the previous page */
-                    cursor?: string;
-                    includeEmpty?: boolean;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sessions: components["schemas"]["SessionInfo"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["listSessions"];
         put?: never;
         /**
          * Create a session
          * @description A new session is held in memory until its first assistant message (`persisted: false`), whether the server or the client (`id`) chooses its id.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Working directory the session belongs to, used verbatim */
-                        cwd: string;
-                        title?: string;
-                        parentSession?: string;
-                        /** @description A client-chosen id; not `recent`, `continue` or `import` */
-                        id?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -828,75 +147,7 @@ export interface paths {
          * The most recent sessions of a cwd, from prefix reads
          * @description Header-only sessions are included, also those held in memory under the deferral rule (no file yet). Names: title, else the first user text, else the id; at most 40 characters.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description Working directory the session belongs to, used verbatim */
-                    cwd: string;
-                    /** @description Default 3 */
-                    limit?: number;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sessions: components["schemas"]["RecentSession"][];
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["recentSessions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -914,138 +165,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Resume the terminal's or the newest session of a cwd, else start one */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Working directory the session belongs to, used verbatim */
-                        cwd: string;
-                        /** @description Matches `^[A-Za-z0-9._-]{1,128}$` */
-                        terminalId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Resumed */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Started */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Resume the terminal's or the newest session of a cwd, else start one
+         * @description With `terminalId`, the session that terminal last used in this cwd; else the newest session of the cwd; else a new session (201).
+         */
+        post: operations["continueSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1065,135 +189,7 @@ export interface paths {
          * Import a session file (JSONL, any version)
          * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated.
          */
-        post: {
-            parameters: {
-                query?: {
-                    newId?: boolean;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            /** @description The session file: one JSON object per line, the header first */
-            requestBody: {
-                content: {
-                    "application/x-ndjson": string;
-                    "application/jsonl": string;
-                    "text/plain": string;
-                };
-            };
-            responses: {
-                /** @description Imported */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["importSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1207,339 +203,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A session: header and state */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The session */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * A session: header and state
+         * @description The stored header verbatim, the leaf, counts, `persisted` and the etag (also the `ETag` header).
+         */
+        get: operations["getSession"];
         put?: never;
         post?: never;
-        /** Delete the session and its file */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Deleted */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Delete the session and its file
+         * @description Removes the file; subscribers get `deleted` and their stream ends.
+         */
+        delete: operations["deleteSession"];
         options?: never;
         head?: never;
-        /** Set the title */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        title: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Updated */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Set the title
+         * @description Sets the session title (SessionManager `setSessionName`); subscribers get a `session` event.
+         */
+        patch: operations["renameSession"];
         trace?: never;
     };
     "/v1/sessions/{id}/move": {
@@ -1551,156 +233,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move the session to another cwd's directory */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Working directory the session belongs to, used verbatim */
-                        cwd: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Moved */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Move the session to another cwd's directory
+         * @description Moves the file to the new cwd's directory and rewrites the header's `cwd`; 409 when a file of that name is there.
+         */
+        post: operations["moveSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1720,147 +257,7 @@ export interface paths {
          * Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session
          * @description The body is optional: no body copies every entry.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: {
-                content: {
-                    "application/json": {
-                        leafId?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description The new session */
-                201: {
-                    headers: {
-                        /** @description Path of the created resource */
-                        Location: string;
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Session"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["forkSession"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1874,92 +271,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The stored session file */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The JSONL file as stored */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/x-ndjson": string;
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * The stored session file
+         * @description The JSONL file exactly as stored, header first; it opens in the agents and imports back.
+         */
+        get: operations["exportSession"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1977,277 +293,15 @@ export interface paths {
         };
         /**
          * A page of entries in seq order
-         * @description Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page.
+         * @description Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page, or `null` after the last.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Default 0 */
-                    after?: number;
-                    /** @description Default 100 */
-                    limit?: number;
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The page */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            entries: components["schemas"]["Entry"][];
-                            after: number;
-                            next: number | null;
-                            total: number;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getEntries"];
         put?: never;
         /**
          * Append entries (atomic batch)
-         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`).
+         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to `parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one.
          */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                    /** @description A retry with the same key and body replays the first answer */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            /** @description `{entries: [...], parentId?}`, or one entry (which may carry `parentId`) */
-            requestBody: {
-                content: {
-                    "application/json": {
-                        entries: components["schemas"]["NewEntry"][];
-                        /** @description Parent of the first entry: an entry id, `null` for a new root; default the current leaf */
-                        parentId?: string | null;
-                    } | (components["schemas"]["NewEntry"] & {
-                        /** @description Parent of the first entry: an entry id, `null` for a new root; default the current leaf */
-                        parentId?: string | null;
-                    });
-                };
-            };
-            responses: {
-                /** @description Appended (or, with `Idempotent-Replayed: true`, the first answer to this Idempotency-Key again) */
-                201: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        "Idempotent-Replayed"?: "true";
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            entries: components["schemas"]["Entry"][];
-                            leafId: string | null;
-                            firstSeq: number;
-                            lastSeq: number;
-                            /** @description True: on disk and fsynced. False: held in memory until the first assistant message */
-                            persisted: boolean;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`; by default 1000 with tokens, no cap without) */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["appendEntries"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2261,106 +315,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One entry */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                    /** @description Entry id */
-                    entryId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The entry */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Entry"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * One entry
+         * @description The entry with this id, blob refs resolved unless `blobs=ref`. An id that is not in the session is 404.
+         */
+        get: operations["getEntry"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2377,149 +336,11 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Move the leaf without appending */
-        put: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        leafId: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Moved */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            leafId: string | null;
-                            etag: string;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Move the leaf without appending
+         * @description Moves the leaf to an entry, or to `null` (before the first entry). The next append attaches there.
+         */
+        put: operations["setLeaf"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2536,155 +357,11 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move the leaf to `fromId` and append a branch summary there */
-        post: {
-            parameters: {
-                query?: {
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: {
-                    /** @description The etag the change is based on; 412 when stale */
-                    "if-match"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        fromId: string | null;
-                        summary: string;
-                        details?: unknown;
-                        fromExtension?: boolean;
-                    };
-                };
-            };
-            responses: {
-                /** @description Appended */
-                201: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            entry: components["schemas"]["Entry"];
-                            leafId: string | null;
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Precondition Failed */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * Move the leaf to `fromId` and append a branch summary there
+         * @description Summarizes the abandoned branch: the leaf moves to `fromId` and a `branch_summary` entry is appended as its child.
+         */
+        post: operations["branchSummary"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2698,95 +375,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tree as flat nodes in file order */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The tree */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            leafId: string | null;
-                            nodes: components["schemas"]["TreeNode"][];
-                        };
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * The tree as flat nodes in file order
+         * @description Every entry as a node with its children ids; deep chains are returned without recursion.
+         */
+        get: operations["getTree"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2806,107 +399,7 @@ export interface paths {
          * The path root → leafId (default: the current leaf)
          * @description Empty for an unknown `leafId` or a `null` leaf (SPEC.md `getBranch`).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Entry id */
-                    leafId?: string;
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The path */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            entries: components["schemas"]["Entry"][];
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getBranch"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2926,105 +419,7 @@ export interface paths {
          * What the model receives at leafId (default: the current leaf)
          * @description An unknown `leafId` falls back to the last entry (SPEC.md §7.2).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Entry id */
-                    leafId?: string;
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: never;
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The context */
-                200: {
-                    headers: {
-                        /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
-                        ETag: string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SessionContext"];
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["getContext"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3044,106 +439,7 @@ export interface paths {
          * Live stream of one session's entries
          * @description `event: entry` (`id` = seq, data = the entry) for every entry after `Last-Event-ID` or `?after=` (the header wins), then live appends; `leaf` when the leaf moves without an append; `session` when the header changes; `deleted`, then the stream ends. `: ping` while idle; `retry: 1000` first. A subscriber that cannot keep up is disconnected and resumes with Last-Event-ID.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Start after this seq (default 0) */
-                    after?: number;
-                    /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
-                    blobs?: "inline" | "ref";
-                };
-                header?: {
-                    /** @description The seq of the last entry received */
-                    "last-event-id"?: string;
-                };
-                path: {
-                    /** @description Session id (a key of the session index) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Server-Sent Events */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unprocessable Entity */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Insufficient Storage */
-                507: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["subscribe"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3163,62 +459,7 @@ export interface paths {
          * Live stream of session lifecycle events, for dashboards
          * @description `session-created`, `session-updated` and `session-deleted`, each with a SessionInfo as data and an `id`. A reconnect with `Last-Event-ID` resumes after it while the server holds it; otherwise the stream starts with a `reset` event (data `{}`, the newest id): reload the list, then follow.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The `id` of the last event received */
-                    "last-event-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Server-Sent Events */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["subscribeAll"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3234,200 +475,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tokens of the caller's tenant */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The tokens, oldest first */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            tokens: components["schemas"]["Token"][];
-                        };
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        /**
+         * The tokens of the caller's tenant
+         * @description Every token of the tenant, without hashes or secrets; 409 without AUTH_TOKENS_FILE.
+         */
+        get: operations["listTokens"];
         put?: never;
         /**
          * Create a token for the caller's tenant
          * @description The answer holds the secret; it is stored nowhere and cannot be shown again. The server uses the new token at once.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        scopes: ("read" | "write" | "admin")[];
-                        /**
-                         * Format: date-time
-                         * @description A future instant; default: never expires
-                         */
-                        expiresAt?: string;
-                        /** @description A label for people */
-                        name?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Created */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description Send as `Authorization: Bearer <secret>`; shown only here */
-                            secret: string;
-                            token: components["schemas"]["Token"];
-                        };
-                    };
-                };
-                /** @description Bad Request */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Payload Too Large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Unsupported Media Type */
-                415: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["createToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3448,87 +506,7 @@ export interface paths {
          * Revoke a token of the caller's tenant
          * @description A token of another tenant is not found (404). The server stops accepting it at once.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The token id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Revoked */
-                204: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-                /** @description Unauthorized */
-                401: {
-                    headers: {
-                        /** @description `Bearer realm="session-store"` */
-                        "WWW-Authenticate": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Not Found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Conflict */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Too Many Requests */
-                429: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Service Unavailable */
-                503: {
-                    headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["deleteToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -3541,27 +519,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Human-readable reference rendered from the OpenAPI document */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description An HTML page */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/html": string;
-                    };
-                };
-            };
-        };
+        /**
+         * Human-readable reference rendered from the OpenAPI document
+         * @description An HTML page that renders `GET /openapi.json`; needs no credentials.
+         */
+        get: operations["getDocs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3584,6 +546,10 @@ export interface components {
             code: string;
             /** @description Human-readable explanation; never sent for 5xx */
             detail?: string;
+        };
+        HealthStatus: {
+            /** @enum {string} */
+            status: "ok";
         };
         /** @description The stored header object verbatim */
         StoredSessionHeader: {
@@ -3630,41 +596,266 @@ export interface components {
             /** @description ISO 8601 instant */
             modified: string;
         };
-        Entry: {
-            type: string;
-            id: string;
-            parentId?: string | null;
-            timestamp?: string;
+        CreateSessionBody: {
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            cwd: string;
+            title?: string;
+            parentSession?: string;
+            /** @description A client-chosen id; not `recent`, `continue` or `import` */
+            id?: string;
+        };
+        SessionList: {
+            sessions: components["schemas"]["SessionInfo"][];
+            /** @description The `cursor` of the next page; `null` at the end */
+            nextCursor: string | null;
+        };
+        RecentSessionList: {
+            sessions: components["schemas"]["RecentSession"][];
+        };
+        ContinueSessionBody: {
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            cwd: string;
+            /** @description Identifies the terminal: `^[A-Za-z0-9._-]{1,128}$`, not `.` or `..` */
+            terminalId?: string;
+        };
+        RenameSessionBody: {
+            title: string;
+        };
+        MoveSessionBody: {
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            cwd: string;
+        };
+        ForkSessionBody: {
+            /** @description Copy only the path root → leafId */
+            leafId?: string;
+        };
+        AgentMessage: {
+            role: string;
+            content?: unknown;
+            timestamp?: number;
         } & {
             [key: string]: unknown;
         };
-        /** @description Any entry type of SPEC.md §3.5 without id, parentId and timestamp */
-        NewEntry: ({
+        /** @description A stored `message` entry (unknown keys kept) */
+        MessageEntry: {
             /** @enum {string} */
             type: "message";
-            message: {
-                role: string;
-                content?: unknown;
-                timestamp?: number;
-            } & {
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            message: components["schemas"]["AgentMessage"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `thinking_level_change` entry (unknown keys kept) */
+        ThinkingLevelChangeEntry: {
+            /** @enum {string} */
+            type: "thinking_level_change";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            thinkingLevel?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `model_change` entry (unknown keys kept) */
+        ModelChangeEntry: {
+            /** @enum {string} */
+            type: "model_change";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            model: string;
+            role?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `compaction` entry (unknown keys kept) */
+        CompactionEntry: {
+            /** @enum {string} */
+            type: "compaction";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            summary: string;
+            shortSummary?: string;
+            firstKeptEntryId?: string;
+            tokensBefore: number;
+            details?: unknown;
+            preserveData?: {
+                [key: string]: unknown;
+            };
+            fromExtension?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `branch_summary` entry (unknown keys kept) */
+        BranchSummaryEntry: {
+            /** @enum {string} */
+            type: "branch_summary";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            fromId: string;
+            summary: string;
+            details?: unknown;
+            fromExtension?: boolean;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `custom` entry (unknown keys kept) */
+        CustomEntry: {
+            /** @enum {string} */
+            type: "custom";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            customType: string;
+            data?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `custom_message` entry (unknown keys kept) */
+        CustomMessageEntry: {
+            /** @enum {string} */
+            type: "custom_message";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            customType: string;
+            content: string | unknown[];
+            display: boolean;
+            details?: unknown;
+            attribution?: "user" | "agent";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `label` entry (unknown keys kept) */
+        LabelEntry: {
+            /** @enum {string} */
+            type: "label";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            targetId: string;
+            label?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `ttsr_injection` entry (unknown keys kept) */
+        TtsrInjectionEntry: {
+            /** @enum {string} */
+            type: "ttsr_injection";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            injectedRules: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `session_init` entry (unknown keys kept) */
+        SessionInitEntry: {
+            /** @enum {string} */
+            type: "session_init";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            systemPrompt: string;
+            task: string;
+            tools: string[];
+            outputSchema?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored `mode_change` entry (unknown keys kept) */
+        ModeChangeEntry: {
+            /** @enum {string} */
+            type: "mode_change";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            mode: string;
+            data?: {
                 [key: string]: unknown;
             };
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description An entry of another type, returned as stored */
+        OtherEntry: {
+            /** @description The entry type */
+            type: string;
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A stored entry: the fields of its type plus `id`, `parentId`, `timestamp` */
+        Entry: components["schemas"]["MessageEntry"] | components["schemas"]["ThinkingLevelChangeEntry"] | components["schemas"]["ModelChangeEntry"] | components["schemas"]["CompactionEntry"] | components["schemas"]["BranchSummaryEntry"] | components["schemas"]["CustomEntry"] | components["schemas"]["CustomMessageEntry"] | components["schemas"]["LabelEntry"] | components["schemas"]["TtsrInjectionEntry"] | components["schemas"]["SessionInitEntry"] | components["schemas"]["ModeChangeEntry"] | components["schemas"]["OtherEntry"];
+        /** @description A `message` entry to append */
+        NewMessageEntry: {
+            /** @enum {string} */
+            type: "message";
+            message: components["schemas"]["AgentMessage"];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A `thinking_level_change` entry to append */
+        NewThinkingLevelChangeEntry: {
             /** @enum {string} */
             type: "thinking_level_change";
             thinkingLevel?: string | null;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `model_change` entry to append */
+        NewModelChangeEntry: {
             /** @enum {string} */
             type: "model_change";
             model: string;
             role?: string;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `compaction` entry to append */
+        NewCompactionEntry: {
             /** @enum {string} */
             type: "compaction";
             summary: string;
@@ -3678,7 +869,9 @@ export interface components {
             fromExtension?: boolean;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `branch_summary` entry to append */
+        NewBranchSummaryEntry: {
             /** @enum {string} */
             type: "branch_summary";
             fromId: string;
@@ -3687,14 +880,18 @@ export interface components {
             fromExtension?: boolean;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `custom` entry to append */
+        NewCustomEntry: {
             /** @enum {string} */
             type: "custom";
             customType: string;
             data?: unknown;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `custom_message` entry to append */
+        NewCustomMessageEntry: {
             /** @enum {string} */
             type: "custom_message";
             customType: string;
@@ -3704,20 +901,26 @@ export interface components {
             attribution?: "user" | "agent";
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `label` entry to append */
+        NewLabelEntry: {
             /** @enum {string} */
             type: "label";
             targetId: string;
             label?: string;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `ttsr_injection` entry to append */
+        NewTtsrInjectionEntry: {
             /** @enum {string} */
             type: "ttsr_injection";
             injectedRules: string[];
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `session_init` entry to append */
+        NewSessionInitEntry: {
             /** @enum {string} */
             type: "session_init";
             systemPrompt: string;
@@ -3726,7 +929,9 @@ export interface components {
             outputSchema?: unknown;
         } & {
             [key: string]: unknown;
-        }) | ({
+        };
+        /** @description A `mode_change` entry to append */
+        NewModeChangeEntry: {
             /** @enum {string} */
             type: "mode_change";
             mode: string;
@@ -3735,7 +940,9 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
-        });
+        };
+        /** @description Any entry type of SPEC.md §3.5 without id, parentId and timestamp */
+        NewEntry: components["schemas"]["NewMessageEntry"] | components["schemas"]["NewThinkingLevelChangeEntry"] | components["schemas"]["NewModelChangeEntry"] | components["schemas"]["NewCompactionEntry"] | components["schemas"]["NewBranchSummaryEntry"] | components["schemas"]["NewCustomEntry"] | components["schemas"]["NewCustomMessageEntry"] | components["schemas"]["NewLabelEntry"] | components["schemas"]["NewTtsrInjectionEntry"] | components["schemas"]["NewSessionInitEntry"] | components["schemas"]["NewModeChangeEntry"];
         TreeNode: {
             id: string;
             parentId: string | null;
@@ -3758,6 +965,61 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description `{entries: [...], parentId?}`. The server also takes one NewEntry as the whole body (a batch of one). */
+        AppendEntriesBody: {
+            /** @description Appended in order, each attached to the one before */
+            entries: components["schemas"]["NewEntry"][];
+            /** @description Parent of the first entry: an entry id, `null` for a new root; default the current leaf */
+            parentId?: string | null;
+        };
+        AppendResult: {
+            entries: components["schemas"]["Entry"][];
+            leafId: string | null;
+            firstSeq: number;
+            lastSeq: number;
+            /** @description True: on disk and fsynced. False: held in memory until the first assistant message */
+            persisted: boolean;
+        };
+        EntriesPage: {
+            entries: components["schemas"]["Entry"][];
+            after: number;
+            /** @description The `after` of the next page; `null` at the end */
+            next: number | null;
+            /** @description The session's entry count */
+            total: number;
+        };
+        SetLeafBody: {
+            leafId: string | null;
+        };
+        LeafMove: {
+            leafId: string | null;
+            etag: string;
+        };
+        BranchSummaryBody: {
+            fromId: string | null;
+            summary: string;
+            details?: unknown;
+            fromExtension?: boolean;
+        };
+        BranchSummaryResult: {
+            entry: components["schemas"]["Entry"];
+            leafId: string | null;
+        };
+        TreeView: {
+            leafId: string | null;
+            nodes: components["schemas"]["TreeNode"][];
+        };
+        BranchPath: {
+            /** @description Root first */
+            entries: components["schemas"]["Entry"][];
+        };
+        BlobInfo: {
+            hash: string;
+            /** @description What an image block stores as `data` */
+            ref: string;
+            /** @description Bytes */
+            size: number;
+        };
         Token: {
             /** @description Public identifier, safe to log */
             id: string;
@@ -3775,6 +1037,24 @@ export interface components {
             expiresAt?: string;
             name?: string;
         };
+        TokenList: {
+            tokens: components["schemas"]["Token"][];
+        };
+        CreateTokenBody: {
+            scopes: ("read" | "write" | "admin")[];
+            /**
+             * Format: date-time
+             * @description A future instant; default: never expires
+             */
+            expiresAt?: string;
+            /** @description A label for people */
+            name?: string;
+        };
+        CreatedToken: {
+            /** @description Send as `Authorization: Bearer <secret>`; shown only here */
+            secret: string;
+            token: components["schemas"]["Token"];
+        };
     };
     responses: never;
     parameters: never;
@@ -3783,4 +1063,3022 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    getOpenapiDocument: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        openapi: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+    };
+    health: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Alive */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+        };
+    };
+    isReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HealthStatus"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBlob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
+                hex: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    /** @description `"<hex>"` */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not Modified */
+            304: {
+                headers: {
+                    /** @description `"<hex>"` */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putBlob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
+                hex: string;
+            };
+            cookie?: never;
+        };
+        /** @description The raw bytes, of any content type */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Already stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlobInfo"];
+                };
+            };
+            /** @description Stored */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlobInfo"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    hasBlob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description SHA-256 of the bytes: exactly 64 lowercase hex characters */
+                hex: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The bytes */
+            200: {
+                headers: {
+                    /** @description `"<hex>"` */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "image/jpeg": string;
+                    "image/gif": string;
+                    "image/webp": string;
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Not Modified */
+            304: {
+                headers: {
+                    /** @description `"<hex>"` */
+                    ETag: string;
+                    /** @description `public, max-age=31536000, immutable` */
+                    "Cache-Control": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postBlob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The raw bytes, of any content type */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+                "*/*": string;
+            };
+        };
+        responses: {
+            /** @description Stored (or already stored) */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BlobInfo"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+                cwd?: string;
+                /** @description Default 50 */
+                limit?: number;
+                /** @description Opaque: `nextCursor` of the previous page; a bad one is 400 */
+                cursor?: string;
+                includeEmpty?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSessionBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    recentSessions: {
+        parameters: {
+            query: {
+                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+                cwd: string;
+                /** @description Default 3 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The most recent sessions, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecentSessionList"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    continueSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContinueSessionBody"];
+            };
+        };
+        responses: {
+            /** @description Resumed */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Started */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importSession: {
+        parameters: {
+            query?: {
+                newId?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The session file: one JSON object per line, the header first */
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+                "application/jsonl": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Imported */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    renameSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameSessionBody"];
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    moveSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MoveSessionBody"];
+            };
+        };
+        responses: {
+            /** @description Moved */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    forkSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ForkSessionBody"];
+            };
+        };
+        responses: {
+            /** @description The new session */
+            201: {
+                headers: {
+                    /** @description Path of the created resource */
+                    Location: string;
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JSONL file as stored */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEntries: {
+        parameters: {
+            query?: {
+                /** @description Default 0 */
+                after?: number;
+                /** @description Default 100 */
+                limit?: number;
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EntriesPage"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    appendEntries: {
+        parameters: {
+            query?: {
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+                /** @description A retry with the same key and body replays the first answer */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppendEntriesBody"];
+            };
+        };
+        responses: {
+            /** @description Appended (or, with `Idempotent-Replayed: true`, the first answer to this Idempotency-Key again) */
+            201: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AppendResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`; by default 1000 with tokens, no cap without) */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getEntry: {
+        parameters: {
+            query?: {
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+                /** @description Entry id */
+                entryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The entry */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Entry"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setLeaf: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetLeafBody"];
+            };
+        };
+        responses: {
+            /** @description Moved */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LeafMove"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    branchSummary: {
+        parameters: {
+            query?: {
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BranchSummaryBody"];
+            };
+        };
+        responses: {
+            /** @description Appended */
+            201: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BranchSummaryResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getTree: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tree */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TreeView"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBranch: {
+        parameters: {
+            query?: {
+                /** @description Entry id */
+                leafId?: string;
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The path */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BranchPath"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContext: {
+        parameters: {
+            query?: {
+                /** @description Entry id */
+                leafId?: string;
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: never;
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The context */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionContext"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    subscribe: {
+        parameters: {
+            query?: {
+                /** @description Start after this seq (default 0) */
+                after?: number;
+                /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
+                blobs?: "inline" | "ref";
+            };
+            header?: {
+                /** @description The seq of the last entry received: a non-negative integer */
+                "last-event-id"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    subscribeAll: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The `id` of the last event received */
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens, oldest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    createToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateTokenBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedToken"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The token id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+}

@@ -39,14 +39,14 @@ export function entriesSuite (): void {
       const again = await ctx.client.POST('/v1/sessions/{id}/entries', { params: { path: { id }, header: key }, body })
       expect(again.response.headers.get('idempotent-replayed')).toBe('true')
       expect(again.data).toEqual(first.data)
-      const reused = { params: { path: { id }, header: key }, body: userMessage('other') }
+      const reused = { params: { path: { id }, header: key }, body: { entries: [userMessage('other')] } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', reused), 422, 'SS_IDEMPOTENCY_KEY_REUSED')
       const orphan = { ...path(id), body: { entries: [userMessage('x')], parentId: 'nope' } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', orphan), 422, 'SS_UNKNOWN_PARENT')
-      const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body: userMessage('x') }
+      const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body: { entries: [userMessage('x')] } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', stale), 412)
       for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(sid), body: userMessage('x') }), status)
+        expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(sid), body: { entries: [userMessage('x')] } }), status)
       }
     })
   })

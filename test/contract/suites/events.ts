@@ -46,7 +46,7 @@ export function eventsSuite (): void {
       const id = (await createSession()).header.id
       const content = [{ type: 'image', data: bytes.toString('base64'), mimeType: 'image/png' }]
       await ctx.client.POST('/v1/sessions/{id}/entries', {
-        params: { path: { id } }, body: { type: 'message', message: { role: 'user', content, timestamp: 1 } },
+        params: { path: { id } }, body: { entries: [{ type: 'message', message: { role: 'user', content, timestamp: 1 } }] },
       })
       for (const blobs of [undefined, 'ref'] as const) {
         const query = blobs === undefined ? {} : { blobs }
@@ -76,7 +76,7 @@ export function eventsSuite (): void {
       const text = await readUntil(res.data, '"firstMessage"')
       await created
       expect(text.startsWith('retry: 1000\n\n')).toBe(true)
-      expect(text).toContain('event: session-created\ndata: {')
+      expect(text).toMatch(/event: session-created\nid: \S+\ndata: \{/)
     })
   })
 }

@@ -143,7 +143,7 @@ export function sessionsSuite (): void {
 
     it('exports the stored file (200 application/x-ndjson) and answers 404, 422 and 507', async () => {
       const { id } = await persistedSession()
-      await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(id), body: userMessage('third') })
+      await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(id), body: { entries: [userMessage('third')] } })
       const exported = await ctx.client.GET('/v1/sessions/{id}/export', { ...path(id), parseAs: 'text' })
       expect(String(exported.data).trim().split('\n')).toHaveLength(4)
       expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(UNKNOWN)), 404)
