@@ -55,10 +55,12 @@ export class RouteMethods {
 
   /**
    * True when a route without parameters names this path but a request for it was routed to
-   * `routeUrl` (another method, matched by a parameter route): a method the path does not answer.
+   * `routeUrl`, a route with parameters (another method): a method the path does not answer.
    */
   fellThrough (path: string, routeUrl: string | undefined): boolean {
     const exact = this.#routes.get(path)
-    return exact !== undefined && exact.variables === 0 && routeUrl !== undefined && routeUrl !== path
+    if (exact === undefined || exact.variables !== 0 || routeUrl === undefined || routeUrl === path) return false
+    // Only a recorded route with parameters; a catch-all (the CORS preflight) is not recorded.
+    return (this.#routes.get(routeUrl)?.variables ?? 0) > 0
   }
 }
