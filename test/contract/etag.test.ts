@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { assistant, getSession, message, persistedSession, user, type Json } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -93,6 +94,6 @@ describe('If-Match on every mutating route', () => {
       const ok = await send(method, url, payload, { 'if-match': before.etag })
       expect(ok.statusCode, `${method} ${url}`).toBe(status)
     }
-    expect((await send('GET', `/v1/sessions/${id}`)).statusCode).toBe(404)
+    expect(problemOf(await send('GET', `/v1/sessions/${id}`))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })

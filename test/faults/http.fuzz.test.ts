@@ -23,7 +23,8 @@ describe('HTTP API fuzz', () => {
     expect(result.problems).toEqual([])
     expect(result.serverErrors).toEqual([])
     expect(result.answered + result.unsent).toBe(REQUESTS)
-    expect(Object.keys(result.statuses).filter((s) => s.startsWith('2')).length).toBeGreaterThan(2)
+    // The fuzz reaches the working paths too, not only refusals.
+    expect(Object.keys(result.statuses)).toEqual(expect.arrayContaining(['200', '201', '204']))
   }, 90_000)
 })
 

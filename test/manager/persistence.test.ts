@@ -172,7 +172,7 @@ describe('error latching (SPEC.md §8.7)', () => {
     await expect(m.flush()).rejects.toThrow('ENOSPC')
     spy.fail = undefined
     const result = await m.fork()
-    expect(result).toBeDefined()
+    expect(result).toMatchObject({ newSessionFile: m.getSessionFile() })
     expect(m.getLatchedError()).toBeUndefined()
 
     spy.fail = (op) => op === 'writeLine' ? enospc() : undefined
