@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { builtServer } from './helpers/build.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -18,7 +19,7 @@ interface Server {
 }
 
 function startServer (env: Record<string, string>): Server {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [builtServer()], {
     cwd: ROOT, env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   })
   const stdout: string[] = []
