@@ -4,10 +4,12 @@ import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { builtServer } from './helpers/build.js'
 
-const ROOT = new URL('..', import.meta.url).pathname
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 interface Server {
   child: ChildProcess
@@ -17,7 +19,7 @@ interface Server {
 }
 
 function startServer (env: Record<string, string>): Server {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [builtServer()], {
     cwd: ROOT, env: { ...process.env, PORT: '0', LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   })
   const stdout: string[] = []

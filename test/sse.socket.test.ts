@@ -16,6 +16,7 @@ import { MemoryBlobStore } from '../src/blobs/index.js'
 import { createRegistry, type SessionRegistry, type StreamOptions } from '../src/registry/session-registry.js'
 import { MemorySessionStorage } from '../src/storage/index.js'
 import { buildTestApp, testConfig } from './helpers/app.js'
+import { waitUntil } from './helpers/wait.js'
 import { append, assistant, message, persistedSession, user } from './http/session-helpers.js'
 import { SseClient } from './sse-client.js'
 
@@ -191,11 +192,6 @@ describe('a slow subscriber', () => {
     return m.heapUsed + m.external + m.arrayBuffers
   }
 
-  async function waitUntil (condition: () => boolean, timeoutMs: number): Promise<void> {
-    const deadline = Date.now() + timeoutMs
-    while (!condition() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-
   it('is disconnected while server memory stays flat, and resumes without loss', async () => {
     const storage = new MemorySessionStorage()
     const blobs = new MemoryBlobStore()
@@ -214,12 +210,12 @@ describe('a slow subscriber', () => {
     app.server.on('connection', (socket: Socket) => { sockets.add(socket) })
     const before = memory()
     const slow = await stalledClient(`/v1/sessions/${id}/events`)
-    await waitUntil(() => registry.streamCount === 1, 5000)
+    await waitUntil(() => registry.streamCount === 1, 'the stalled subscriber to be registered', 5000)
     let backlog = 0
     const sampler = setInterval(() => {
       for (const socket of sockets) backlog = Math.max(backlog, socket.writableLength)
     }, 2)
-    await waitUntil(() => registry.streamCount === 0, 10_000)
+    await waitUntil(() => registry.streamCount === 0, 'the stalled subscriber to be cut off', 10_000)
     clearInterval(sampler)
     expect(registry.streamCount).toBe(0) // cut off
     expect(backlog).toBeGreaterThan(0)

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCrashRound } from '../../test/faults/support/crash-scenario.js'
 import { seedFromEnv } from '../../test/faults/support/prng.js'
+import { serverEntry } from '../lib/processes.js'
 import { numberFlag, report } from './args.js'
 
 const rounds = numberFlag('rounds', 20)
@@ -24,7 +25,7 @@ const started = Date.now()
 for (let round = 0; round < rounds && Date.now() < deadline; round++) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ss-crash-bench-'))
   const seed = (first + round) >>> 0
-  const r = await runCrashRound({ dataDir, seed })
+  const r = await runCrashRound({ dataDir, seed, serverEntry: serverEntry().entry })
   done++
   acknowledged += r.acknowledged
   natural += r.naturalTornTails

@@ -10,6 +10,7 @@ import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
+import { problemOf } from '../helpers/problem.js'
 
 let fx: TokenFixture
 let agent: Agent
@@ -63,7 +64,7 @@ describe('rate limit (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS)', () => {
     const limitedOpen = await buildTestApp({ config: { rateLimitMax: 1 } })
     apps.push(limitedOpen)
     expect((await get(limitedOpen, '/v1/sessions')).statusCode).toBe(200)
-    expect((await get(limitedOpen, '/v1/sessions')).statusCode).toBe(429)
+    expect(problemOf(await get(limitedOpen, '/v1/sessions'))).toEqual({ status: 429, code: 'SS_RATE_LIMITED' })
   })
 })
 
@@ -105,7 +106,7 @@ describe('live streams per token (MAX_SSE_PER_TOKEN)', () => {
     const app = await authApp({ maxSsePerToken: 1 })
     for (let i = 0; i < 3; i++) {
       const res = await get(app, '/v1/sessions/nope/events', bearer(fx.secrets.read))
-      expect(res.statusCode).toBe(404)
+      expect(problemOf(res)).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
     }
   })
 })
@@ -183,7 +184,7 @@ describe('load shedding (MAX_EVENT_LOOP_DELAY_MS)', () => {
         detail: 'The server is overloaded; retry after the time in Retry-After',
       })
       expect((await get(app, '/healthz')).statusCode).toBe(200)
-      expect((await get(app, '/readyz')).statusCode).toBe(503)
+      expect(problemOf(await get(app, '/readyz'))).toEqual({ status: 503, code: 'SS_OVERLOADED' })
     } finally {
       clearInterval(lagger)
     }

@@ -18,6 +18,7 @@ import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/inde
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { assistant, message, user } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let fx: TokenFixture
 let dataDir: string
@@ -111,7 +112,7 @@ describe('another tenant\'s things are not found (404, never 403)', () => {
     const put = await call({ ...acme(), 'content-type': 'application/octet-stream' }, 'PUT', `/v1/blobs/sha256/${hash}`, bytes)
     expect(put.statusCode).toBe(201)
     expect((await call(acme(), 'GET', `/v1/blobs/sha256/${hash}`)).statusCode).toBe(200)
-    expect((await call(globex(), 'GET', `/v1/blobs/sha256/${hash}`)).statusCode).toBe(404)
+    expect(problemOf(await call(globex(), 'GET', `/v1/blobs/sha256/${hash}`))).toEqual({ status: 404, code: 'SS_BLOB_NOT_FOUND' })
     expect((await call(globex(), 'HEAD', `/v1/blobs/sha256/${hash}`)).statusCode).toBe(404)
     expect((await call({ ...globex(), 'if-none-match': `"${hash}"` }, 'GET', `/v1/blobs/sha256/${hash}`)).statusCode).toBe(404)
     // Storing the same bytes in the other tenant is a new blob there.

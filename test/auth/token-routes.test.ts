@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
+import { problemOf } from '../helpers/problem.js'
 
 let fx: TokenFixture
 let app: App
@@ -44,7 +45,7 @@ describe('POST /v1/tokens', () => {
     const list = await app.inject({ method: 'GET', url: '/v1/sessions', headers: bearer(secret) })
     expect(list.statusCode).toBe(200)
     const write = await app.inject({ method: 'POST', url: '/v1/sessions', headers: bearer(secret), payload: { cwd: '/x' } })
-    expect(write.statusCode).toBe(403)
+    expect(problemOf(write)).toEqual({ status: 403, code: 'SS_FORBIDDEN' })
   })
 
   it('refuses an expiry in the past (400) and a bad scope (400)', async () => {

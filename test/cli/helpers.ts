@@ -1,16 +1,17 @@
 /**
- * Runs the CLI the way a user does: `src/cli/main.ts` in a child process (through tsx, like
- * `bin/session-store.js` does without a build), with its own stdout, stderr and exit code.
+ * Runs the CLI the way a user does: the compiled `src/cli/main.ts` (the test run's one build,
+ * as the installed `session-store` runs dist/) in a child process, with its own stdout, stderr
+ * and exit code.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import type { Io, Output } from '../../src/cli/args.js'
+import { builtCli } from '../helpers/build.js'
 
 export const ROOT = join(import.meta.dirname, '..', '..')
 export const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
-export const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
 
 export interface CliRun {
   child: ChildProcess
@@ -22,7 +23,7 @@ export interface CliRun {
 
 /** Starts `session-store <args>`; the environment is the test's plus `env`. */
 export function startCli (args: string[], options: { env?: Record<string, string>, cwd?: string } = {}): CliRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, ...args], {
+  const child = spawn(process.execPath, [builtCli(), ...args], {
     cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,14 +43,7 @@ export async function cli (args: string[], options: { env?: Record<string, strin
   return { code, stdout: run.stdout(), stderr: run.stderr() }
 }
 
-/** Polls `condition` every 25 ms until it holds; throws with `what` after `timeoutMs`. */
-export async function waitUntil (condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 25))
-  }
-}
+export { waitUntil } from '../helpers/wait.js'
 
 /** A TCP port that was free a moment ago. */
 export async function freePort (): Promise<number> {

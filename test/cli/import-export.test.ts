@@ -62,7 +62,7 @@ describe('against a running server (--server)', () => {
     const copy = await cli(['import', V1, '--server', server.baseUrl, '--new-id'])
     expect(copy.code).toBe(0)
     const id = /as (\S+) \(1002 entries\)/.exec(copy.stdout)?.[1]
-    expect(id).toBeDefined()
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(id).not.toBe(V1_ID)
   })
 

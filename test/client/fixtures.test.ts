@@ -1,5 +1,5 @@
 /**
- * Every fixture of shared/fixtures round-trips through the SDK: imported over HTTP into a server
+ * Every fixture of test/fixtures round-trips through the SDK: imported over HTTP into a server
  * on disk, its entries and context read back equal what the local library makes of the same
  * file in another DATA_DIR. Both sides migrate v1 files and so mint entry ids at random: ids are
  * compared by position. The local side is read as stored — opened (migrated, rewritten with

@@ -7,6 +7,7 @@ import type { App } from '../../src/app.js'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../../src/plugins/json-depth.js'
 import { buildTestApp } from '../helpers/app.js'
 import { append, assistant, createSession, message } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 /** A custom entry whose whole body nests `depth` levels (the entry object is level 1). */
 const nested = (depth: number): string =>
@@ -68,7 +69,7 @@ describe('deeply nested bodies over HTTP', () => {
     const res = await app.inject({
       method: 'POST', url: '/v1/sessions/import', headers: { 'content-type': 'application/x-ndjson' }, payload: `${header}\n${line}\n`,
     })
-    expect(res.statusCode).toBe(400)
+    expect(problemOf(res)).toEqual({ status: 400, code: 'SS_INVALID_JSON' })
     expect((await app.inject({ method: 'GET', url: '/v1/sessions/deep-import' })).statusCode).toBe(404)
   })
 })

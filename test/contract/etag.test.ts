@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { assistant, getSession, message, persistedSession, user, type Json } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -70,24 +71,29 @@ describe('If-Match on every mutating route', () => {
   it('answers 412 for a stale etag and changes nothing, then succeeds with the current one', async () => {
     const { session, ids } = await persistedSession(app)
     const id = session.header.id
-    const routes: Array<[Method, string, Json | undefined]> = [
-      ['PATCH', `/v1/sessions/${id}`, { title: 'T' }],
-      ['POST', `/v1/sessions/${id}/move`, { cwd: '/moved' }],
-      ['POST', `/v1/sessions/${id}/fork`, {}],
-      ['POST', `/v1/sessions/${id}/entries`, message(user('x'))],
-      ['PUT', `/v1/sessions/${id}/leaf`, { leafId: ids[0] as string }],
-      ['POST', `/v1/sessions/${id}/branch-summary`, { fromId: null, summary: 's' }],
-      ['DELETE', `/v1/sessions/${id}`, undefined],
+    // [method, url, body, status with the current etag (API.md)]
+    const routes: Array<[Method, string, Json | undefined, number]> = [
+      ['PATCH', `/v1/sessions/${id}`, { title: 'T' }, 200],
+      ['POST', `/v1/sessions/${id}/move`, { cwd: '/moved' }, 200],
+      ['POST', `/v1/sessions/${id}/fork`, {}, 201],
+      ['POST', `/v1/sessions/${id}/entries`, message(user('x')), 201],
+      ['PUT', `/v1/sessions/${id}/leaf`, { leafId: ids[0] as string }, 200],
+      ['POST', `/v1/sessions/${id}/branch-summary`, { fromId: null, summary: 's' }, 201],
+      ['DELETE', `/v1/sessions/${id}`, undefined, 204],
     ]
-    for (const [method, url, payload] of routes) {
+    /** Every session the server holds, empty ones included: a refused fork must add none. */
+    const everySession = async (): Promise<unknown> => (await send('GET', '/v1/sessions?includeEmpty=true&limit=1000')).json()
+    for (const [method, url, payload, status] of routes) {
       const before = await getSession(app, id)
+      const listed = await everySession()
       const stale = await send(method, url, payload, { 'if-match': '"stale"' })
       expect(stale.statusCode, `${method} ${url}`).toBe(412)
       expect(stale.json()).toMatchObject({ status: 412, code: 'SS_PRECONDITION_FAILED' })
       expect(await getSession(app, id)).toEqual(before)
+      expect(await everySession(), `${method} ${url}: sessions after the refusal`).toEqual(listed)
       const ok = await send(method, url, payload, { 'if-match': before.etag })
-      expect(ok.statusCode, `${method} ${url}`).toBeLessThan(300)
+      expect(ok.statusCode, `${method} ${url}`).toBe(status)
     }
-    expect((await send('GET', `/v1/sessions/${id}`)).statusCode).toBe(404)
+    expect(problemOf(await send('GET', `/v1/sessions/${id}`))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { createSession, persistedSession } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -24,7 +25,7 @@ describe('methods and paths', () => {
     ]
     for (const [method, url, allow] of cases) {
       const res = await app.inject({ method, url })
-      expect(res.statusCode, `${method} ${url}`).toBe(405)
+      expect(problemOf(res), `${method} ${url}`).toEqual({ status: 405, code: 'SS_METHOD_NOT_ALLOWED' })
       expect(res.headers.allow, `${method} ${url}`).toBe(allow)
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
       expect(res.json()).toEqual({

@@ -103,9 +103,9 @@ describe('list (§11.1)', () => {
       msg('1', 'user', 'q', 'c1'),
       { type: 'compaction', id: 'c2', parentId: '1', timestamp: 'x', summary: 's', tokensBefore: 1 },
     ])
-    const [info] = await listSessions(storage, dir)
-    expect(info).toBeDefined()
-    expect(info).not.toHaveProperty('title')
+    const listed = await listSessions(storage, dir)
+    expect(listed.map((i) => i.path)).toEqual([join(dir, 'a.jsonl')])
+    expect(listed[0]).not.toHaveProperty('title')
   })
 
   it('§12.87 list sorts by mtime, newest first', async () => {

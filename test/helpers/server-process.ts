@@ -1,11 +1,13 @@
 /**
- * Runs the real server entry point (`src/server.ts`) in a child process, the way `npm start`
- * does, and reports the address it logs once listening.
+ * Runs the real server entry point (`src/server.ts`, compiled once per test run) in a child
+ * process with plain node, the way `npm start` does, and reports the address it logs once
+ * listening.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
+import { builtServer } from './build.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 
@@ -18,8 +20,9 @@ export interface ServerProcess {
   exited: Promise<[number | null, NodeJS.Signals | null]>
 }
 
-export async function startServer (env: Record<string, string>, timeoutMs = 15_000): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
+/** `entry`: the compiled server to run; default the test run's build (outside vitest, pass one). */
+export async function startServer (env: Record<string, string>, timeoutMs = 15_000, entry = builtServer()): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [entry], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

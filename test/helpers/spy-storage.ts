@@ -9,14 +9,18 @@ export interface SpyStorage {
   storage: SessionStorage
   /** `op:basename` in call order, e.g. `writeLine:x.jsonl`, `fsync:x.jsonl`, `rename:a->b`. */
   ops: string[]
+  /** `op:basename` of each writer call once the wrapped storage has finished it, in that order. */
+  ended: string[]
   /** Return an error to make the call fail before it reaches the wrapped storage. */
   fail?: (op: string, path: string) => Error | undefined
+  /** Return a promise to hold a writer call (after it is recorded in `ops`) until it settles. */
+  hold?: (op: string, path: string) => Promise<void> | undefined
 }
 
 const WRITER_OPS = ['writeLine', 'flush', 'fsync', 'close'] as const
 
 export function spyStorage (inner: SessionStorage): SpyStorage {
-  const spy: SpyStorage = { storage: undefined as unknown as SessionStorage, ops: [] }
+  const spy: SpyStorage = { storage: undefined as unknown as SessionStorage, ops: [], ended: [] }
   const check = (op: string, path: string): void => {
     const err = spy.fail?.(op, path)
     if (err !== undefined) throw err
@@ -49,7 +53,10 @@ export function spyStorage (inner: SessionStorage): SpyStorage {
       (wrapped as unknown as Record<string, unknown>)[op] = async (...args: unknown[]) => {
         spy.ops.push(`${op}:${basename(path)}`)
         check(op, path)
-        return await (writer[op] as (...a: unknown[]) => Promise<void>).apply(writer, args)
+        await spy.hold?.(op, path)
+        const result = await (writer[op] as (...a: unknown[]) => Promise<void>).apply(writer, args)
+        spy.ended.push(`${op}:${basename(path)}`)
+        return result
       }
     }
     wrapped.getError = () => writer.getError()

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { App } from '../../src/app.js'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
 import { buildTestApp } from '../helpers/app.js'
+import { problemOf } from '../helpers/problem.js'
 
 const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 
@@ -152,7 +153,7 @@ describe('blob routes', () => {
       const res = await app.inject({
         method: 'GET', url: `/v1/blobs/sha256/${sha(TEXT)}`, headers: { 'if-none-match': `"${sha(TEXT)}"` },
       })
-      expect(res.statusCode).toBe(404)
+      expect(problemOf(res)).toEqual({ status: 404, code: 'SS_BLOB_NOT_FOUND' })
     })
 
     it('answers 400 for a traversal attempt without reading the store', async () => {

@@ -8,6 +8,7 @@ import type { App } from '../../src/app.js'
 import type { SessionEntryBase } from '../../src/registry/session-registry.js'
 import { buildTestApp } from '../helpers/app.js'
 import { append, assistant, createSession, getSession, message, persistedSession, user, type Json } from './session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -40,7 +41,7 @@ describe('PUT /v1/sessions/{id}/leaf', () => {
     await app.inject({ method: 'PUT', url, payload: { leafId: ids[0] } })
     const back = await app.inject({ method: 'PUT', url, payload: { leafId: ids[1] } })
     expect(back.json().etag).not.toBe(start)
-    expect((await app.inject({ method: 'PUT', url, payload: { leafId: ids[0] }, headers: { 'if-match': start } })).statusCode).toBe(412)
+    expect(problemOf(await app.inject({ method: 'PUT', url, payload: { leafId: ids[0] }, headers: { 'if-match': start } }))).toEqual({ status: 412, code: 'SS_PRECONDITION_FAILED' })
   })
 
   it('answers 404 for an unknown entry or session, 412 when stale, 400 for a bad body', async () => {
@@ -51,7 +52,7 @@ describe('PUT /v1/sessions/{id}/leaf', () => {
     expect(unknown.json().code).toBe('SS_ENTRY_NOT_FOUND')
     expect((await app.inject({ method: 'PUT', url: '/v1/sessions/nope/leaf', payload: { leafId: null } })).statusCode).toBe(404)
     expect((await app.inject({ method: 'PUT', url, payload: { leafId: null }, headers: { 'if-match': session.etag } })).statusCode).toBe(412)
-    expect((await app.inject({ method: 'PUT', url, payload: {} })).statusCode).toBe(400)
+    expect(problemOf(await app.inject({ method: 'PUT', url, payload: {} }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
   })
 })
 
@@ -73,10 +74,10 @@ describe('POST /v1/sessions/{id}/branch-summary', () => {
   it('answers 404 for an unknown fromId or session, 412 when stale, 400 for a bad body', async () => {
     const { session } = await persistedSession(app)
     const url = `/v1/sessions/${session.header.id}/branch-summary`
-    expect((await app.inject({ method: 'POST', url, payload: { fromId: 'nope', summary: 's' } })).statusCode).toBe(404)
+    expect(problemOf(await app.inject({ method: 'POST', url, payload: { fromId: 'nope', summary: 's' } }))).toEqual({ status: 404, code: 'SS_ENTRY_NOT_FOUND' })
     expect((await app.inject({ method: 'POST', url: '/v1/sessions/nope/branch-summary', payload: { fromId: null, summary: 's' } })).statusCode).toBe(404)
     expect((await app.inject({ method: 'POST', url, payload: { fromId: null, summary: 's' }, headers: { 'if-match': session.etag } })).statusCode).toBe(412)
-    expect((await app.inject({ method: 'POST', url, payload: { fromId: null } })).statusCode).toBe(400)
+    expect(problemOf(await app.inject({ method: 'POST', url, payload: { fromId: null } }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
     expect((await getSession(app, session.header.id)).entryCount).toBe(2)
   })
 })
@@ -91,7 +92,7 @@ describe('GET tree, branch, context', () => {
     expect(nodes).toHaveLength(3)
     expect(nodes[0]).toEqual({ id: ids[0], parentId: null, type: 'message', timestamp: expect.any(String), label: 'start', children: [ids[1]] })
     expect(leafId).toBe(nodes[2].id)
-    expect((await get('/v1/sessions/nope/tree')).statusCode).toBe(404)
+    expect(problemOf(await get('/v1/sessions/nope/tree'))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 
   it('tree and context handle a 100,000-entry chain', async () => {
@@ -121,7 +122,7 @@ describe('GET tree, branch, context', () => {
     const unknown = await get(`/v1/sessions/${session.header.id}/branch?leafId=nope`)
     expect(unknown.statusCode).toBe(200)
     expect(unknown.json()).toEqual({ entries: [] })
-    expect((await get('/v1/sessions/nope/branch')).statusCode).toBe(404)
+    expect(problemOf(await get('/v1/sessions/nope/branch'))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 
   it('context: current leaf, a given leafId, and the fallback for an unknown one', async () => {
@@ -135,7 +136,7 @@ describe('GET tree, branch, context', () => {
     expect(at.json().models).toEqual({ default: 'anthropic/claude-test' })
     const unknown = await get(`/v1/sessions/${session.header.id}/context?leafId=zzz`)
     expect(unknown.json()).toEqual(current.json())
-    expect((await get('/v1/sessions/nope/context')).statusCode).toBe(404)
+    expect(problemOf(await get('/v1/sessions/nope/context'))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })
 

@@ -7,6 +7,7 @@ import type { App } from '../../src/app.js'
 import type { AppendResult, SessionEntryBase } from '../../src/registry/session-registry.js'
 import { buildTestApp } from '../helpers/app.js'
 import { append, assistant, createSession, getSession, message, persistedSession, user, type Json } from './session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -32,10 +33,10 @@ describe('GET /v1/sessions/{id}/entries', () => {
   })
 
   it('answers 404 for an unknown session and 400 for a bad after/limit', async () => {
-    expect((await get(entriesUrl('nope'))).statusCode).toBe(404)
+    expect(problemOf(await get(entriesUrl('nope')))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
     const s = await createSession(app)
     for (const q of ['after=-1', 'limit=0', 'limit=1001', 'after=x', 'blobs=other']) {
-      expect((await get(`${entriesUrl(s.header.id)}?${q}`)).statusCode, q).toBe(400)
+      expect(problemOf(await get(`${entriesUrl(s.header.id)}?${q}`)), q).toEqual({ status: 400, code: 'SS_VALIDATION' })
     }
   })
 })
@@ -152,10 +153,10 @@ describe('POST /v1/sessions/{id}/entries', () => {
   it('answers 412 for a stale If-Match, 404 for an unknown session, 415 for a non-JSON body', async () => {
     const { session } = await persistedSession(app)
     const stale = await post(session.header.id, message(user()), { 'if-match': session.etag })
-    expect(stale.statusCode).toBe(412)
+    expect(problemOf(stale)).toEqual({ status: 412, code: 'SS_PRECONDITION_FAILED' })
     const current = (await getSession(app, session.header.id)).etag
     expect((await post(session.header.id, message(user()), { 'if-match': current })).statusCode).toBe(201)
-    expect((await post('nope', message(user()))).statusCode).toBe(404)
+    expect(problemOf(await post('nope', message(user())))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
     const text = await app.inject({ method: 'POST', url: entriesUrl(session.header.id), payload: 'x', headers: { 'content-type': 'text/plain' } })
     expect(text.statusCode).toBe(415)
   })

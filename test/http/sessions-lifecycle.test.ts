@@ -12,6 +12,7 @@ import { encodeCwd } from '../../src/session/cwd.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 import { append, assistant, createSession, getSession, message, persistedSession, user } from './session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 const DATA = testConfig().dataDir
 const FIXTURES = join(import.meta.dirname, '..', 'fixtures')
@@ -25,7 +26,6 @@ beforeEach(async () => {
 })
 afterEach(async () => { await app.close() })
 
-const problemCode = (res: { json: () => unknown }): unknown => (res.json() as { code?: unknown }).code
 
 describe('PATCH /v1/sessions/{id}', () => {
   it('sets the title and changes the etag', async () => {
@@ -44,7 +44,7 @@ describe('PATCH /v1/sessions/{id}', () => {
     const url = `/v1/sessions/${session.header.id}`
     const stale = await app.inject({ method: 'PATCH', url, payload: { title: 'x' }, headers: { 'if-match': session.etag } })
     expect(stale.statusCode).toBe(412)
-    expect(problemCode(stale)).toBe('SS_PRECONDITION_FAILED')
+    expect(problemOf(stale).code).toBe('SS_PRECONDITION_FAILED')
     expect((await app.inject({ method: 'PATCH', url: '/v1/sessions/nope', payload: { title: 'x' } })).statusCode).toBe(404)
     expect((await app.inject({ method: 'PATCH', url, payload: {} })).statusCode).toBe(400)
     expect((await getSession(app, session.header.id)).header.title).toBeUndefined()
@@ -70,10 +70,10 @@ describe('POST /v1/sessions/{id}/move', () => {
     const url = `/v1/sessions/${session.header.id}/move`
     const conflict = await app.inject({ method: 'POST', url, payload: { cwd: '/dest' } })
     expect(conflict.statusCode).toBe(409)
-    expect(problemCode(conflict)).toBe('SS_MOVE_DESTINATION_EXISTS')
+    expect(problemOf(conflict).code).toBe('SS_MOVE_DESTINATION_EXISTS')
     expect((await app.inject({ method: 'POST', url, payload: { cwd: '/x' }, headers: { 'if-match': '"stale"' } })).statusCode).toBe(412)
     expect((await app.inject({ method: 'POST', url: '/v1/sessions/nope/move', payload: { cwd: '/x' } })).statusCode).toBe(404)
-    expect((await app.inject({ method: 'POST', url, payload: { cwd: '' } })).statusCode).toBe(400)
+    expect(problemOf(await app.inject({ method: 'POST', url, payload: { cwd: '' } }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
     expect((await getSession(app, session.header.id)).header.cwd).toBe('/old')
   })
 })
@@ -116,10 +116,10 @@ describe('POST /v1/sessions/{id}/fork', () => {
     const url = `/v1/sessions/${session.header.id}/fork`
     const unknownLeaf = await app.inject({ method: 'POST', url, payload: { leafId: 'nope' } })
     expect(unknownLeaf.statusCode).toBe(404)
-    expect(problemCode(unknownLeaf)).toBe('SS_ENTRY_NOT_FOUND')
+    expect(problemOf(unknownLeaf).code).toBe('SS_ENTRY_NOT_FOUND')
     expect((await app.inject({ method: 'POST', url: '/v1/sessions/nope/fork' })).statusCode).toBe(404)
     expect((await app.inject({ method: 'POST', url, headers: { 'if-match': '"stale"' } })).statusCode).toBe(412)
-    expect((await app.inject({ method: 'POST', url, payload: { leafId: 5 } })).statusCode).toBe(400)
+    expect(problemOf(await app.inject({ method: 'POST', url, payload: { leafId: 5 } }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
   })
 })
 
@@ -145,7 +145,7 @@ describe('POST /v1/sessions/import', () => {
   it('answers 409 for an existing id unless newId=true', async () => {
     await importReq(v3('dup'))
     const again = await importReq(v3('dup'), '', 'text/plain')
-    expect(again.statusCode).toBe(409)
+    expect(problemOf(again)).toEqual({ status: 409, code: 'SS_SESSION_EXISTS' })
     const copy = await importReq(v3('dup'), '?newId=true')
     expect(copy.statusCode).toBe(201)
     expect(copy.json().header.id).not.toBe('dup')
@@ -163,16 +163,16 @@ describe('POST /v1/sessions/import', () => {
   })
 
   it('answers 400 for an invalid file, 422 for a version too new, 415 for JSON, 413 over the body limit', async () => {
-    expect((await importReq('not json at all\n')).statusCode).toBe(400)
+    expect(problemOf(await importReq('not json at all\n'))).toEqual({ status: 400, code: 'SS_INVALID_ARGUMENT' })
     expect((await importReq('')).statusCode).toBe(400)
     expect((await importReq(jsonl([{ type: 'message', id: 'x' }]))).statusCode).toBe(400)
     const tooNew = await importReq(jsonl([{ type: 'session', version: 4, id: 'future', timestamp: '2026-03-14T15:04:07.123Z', cwd: '/x' }]))
     expect(tooNew.statusCode).toBe(422)
-    expect(problemCode(tooNew)).toBe('SS_SESSION_VERSION_TOO_NEW')
+    expect(problemOf(tooNew).code).toBe('SS_SESSION_VERSION_TOO_NEW')
     expect((await importReq(JSON.stringify({ type: 'session', id: 'j', cwd: '/x' }), '', 'application/json')).statusCode).toBe(415)
     await app.close()
     app = await buildTestApp({ config: { bodyLimit: 100 } })
-    expect((await importReq(v3('big'))).statusCode).toBe(413)
+    expect(problemOf(await importReq(v3('big')))).toEqual({ status: 413, code: 'SS_BODY_TOO_LARGE' })
   })
 })
 
@@ -188,7 +188,7 @@ describe('GET /v1/sessions/{id}/export', () => {
   })
 
   it('answers 404 for an unknown session', async () => {
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/nope/export' })).statusCode).toBe(404)
+    expect(problemOf(await app.inject({ method: 'GET', url: '/v1/sessions/nope/export' }))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })
 
@@ -201,14 +201,14 @@ describe('DELETE /v1/sessions/{id}', () => {
     expect(res.statusCode).toBe(204)
     expect(res.body).toBe('')
     expect(storage.listFilesSync(dir, '*.jsonl')).toEqual([])
-    expect((await app.inject({ method: 'GET', url: `/v1/sessions/${session.header.id}` })).statusCode).toBe(404)
+    expect(problemOf(await app.inject({ method: 'GET', url: `/v1/sessions/${session.header.id}` }))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
     expect((await app.inject({ method: 'DELETE', url: `/v1/sessions/${session.header.id}` })).statusCode).toBe(404)
   })
 
   it('answers 412 for a stale If-Match and keeps the session', async () => {
     const { session } = await persistedSession(app)
     const res = await app.inject({ method: 'DELETE', url: `/v1/sessions/${session.header.id}`, headers: { 'if-match': session.etag } })
-    expect(res.statusCode).toBe(412)
+    expect(problemOf(res)).toEqual({ status: 412, code: 'SS_PRECONDITION_FAILED' })
     expect((await getSession(app, session.header.id)).entryCount).toBe(2)
   })
 })
@@ -232,7 +232,7 @@ describe('507: a latched persistence error', () => {
     expect(res.json()).toMatchObject({ code: 'SS_STORAGE_FAILED', status: 507 })
     expect(res.body).not.toContain('ENOSPC')
     const next = await app.inject({ method: 'POST', url: `/v1/sessions/${broken}/entries`, payload: message(user('again')) })
-    expect(next.statusCode).toBe(507)
+    expect(problemOf(next)).toEqual({ status: 507, code: 'SS_STORAGE_FAILED' })
     const fine = await append(app, good.session.header.id, message(user('still fine')))
     expect(fine.persisted).toBe(true)
 

@@ -10,6 +10,7 @@ import { encodeCwd } from '../../src/session/cwd.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 import { append, assistant, createSession, getSession, persistedSession, user } from './session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 const DATA = testConfig().dataDir
 
@@ -22,7 +23,6 @@ beforeEach(async () => {
 })
 afterEach(async () => { await app.close() })
 
-const problemCode = (res: { json: () => unknown }): unknown => (res.json() as { code?: unknown }).code
 
 describe('POST /v1/sessions', () => {
   it('creates a deferred session: 201, Location, ETag, Session body', async () => {
@@ -47,21 +47,27 @@ describe('POST /v1/sessions', () => {
     expect((await getSession(app, 'my-Session_1')).persisted).toBe(true)
   })
 
-  it.each(['recent', 'continue', 'import', '-leading-dash', 'has space', 'x'.repeat(129), '../etc'])('rejects id %j with 400', async (id) => {
+  it.each([
+    ['recent', 'SS_INVALID_SESSION_ID'], ['continue', 'SS_INVALID_SESSION_ID'], ['import', 'SS_INVALID_SESSION_ID'],
+    ['-leading-dash', 'SS_VALIDATION'], ['has space', 'SS_VALIDATION'], ['x'.repeat(129), 'SS_VALIDATION'], ['../etc', 'SS_VALIDATION'],
+  ])('rejects id %j with 400 %s', async (id, code) => {
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/work/p', id } })
-    expect(res.statusCode).toBe(400)
+    expect(problemOf(res)).toEqual({ status: 400, code })
   })
 
   it('answers 409 for an id that exists', async () => {
     await createSession(app, { cwd: '/a', id: 'taken' })
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/b', id: 'taken' } })
     expect(res.statusCode).toBe(409)
-    expect(problemCode(res)).toBe('SS_SESSION_EXISTS')
+    expect(problemOf(res).code).toBe('SS_SESSION_EXISTS')
   })
 
-  it.each([{}, { cwd: '' }, { cwd: 'a\nb' }, { cwd: '/w', extra: 1 }, { cwd: 5 }])('answers 400 for body %j', async (payload) => {
+  it.each([
+    [{}, 'SS_VALIDATION'], [{ cwd: '' }, 'SS_VALIDATION'], [{ cwd: 'a\nb' }, 'SS_INVALID_ARGUMENT'],
+    [{ cwd: '/w', extra: 1 }, 'SS_VALIDATION'], [{ cwd: 5 }, 'SS_VALIDATION'],
+  ])('answers 400 for body %j with %s', async (payload, code) => {
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload })
-    expect(res.statusCode).toBe(400)
+    expect(problemOf(res)).toEqual({ status: 400, code })
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
   })
 })
@@ -120,7 +126,7 @@ describe('GET /v1/sessions', () => {
       expect(res.statusCode, url).toBe(400)
     }
     const bad = await app.inject({ method: 'GET', url: '/v1/sessions?cursor=nonsense' })
-    expect(problemCode(bad)).toBe('SS_INVALID_CURSOR')
+    expect(problemOf(bad).code).toBe('SS_INVALID_CURSOR')
   })
 })
 
@@ -141,7 +147,7 @@ describe('GET /v1/sessions/recent', () => {
   })
 
   it('answers 400 without cwd', async () => {
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/recent' })).statusCode).toBe(400)
+    expect(problemOf(await app.inject({ method: 'GET', url: '/v1/sessions/recent' }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
   })
 })
 
@@ -190,7 +196,7 @@ describe('GET /v1/sessions/{id}', () => {
     for (const id of ['nope', '..%2F..%2Fetc%2Fpasswd', 'recent2']) {
       const res = await app.inject({ method: 'GET', url: `/v1/sessions/${id}` })
       expect(res.statusCode).toBe(404)
-      expect(problemCode(res)).toBe('SS_SESSION_NOT_FOUND')
+      expect(problemOf(res).code).toBe('SS_SESSION_NOT_FOUND')
     }
   })
 })

@@ -145,7 +145,7 @@ describe('createBranchedSession (SPEC.md §6.3)', () => {
     const oldMtime = statSync(oldFile).mtimeMs
 
     const path = await m.createBranchedSession(e2)
-    expect(path).toBeDefined()
+    expect(path).toMatch(/\.jsonl$/)
     expect(path).not.toBe(oldFile)
     expect(dirname(path!)).toBe(dirname(oldFile))
     expect(m.getSessionFile()).toBe(path)

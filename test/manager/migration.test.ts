@@ -104,7 +104,7 @@ describe('migrations on open (SPEC.md §4)', () => {
     chmodSync(dir, 0o555)
     try {
       const failing = makeFailingRename(env)
-      await expect(SessionManager.open(path, undefined, failing, env.options)).rejects.toThrow()
+      await expect(SessionManager.open(path, undefined, failing, env.options)).rejects.toMatchObject({ code: 'EACCES', message: 'EACCES: permission denied' })
     } finally {
       chmodSync(dir, 0o755)
     }

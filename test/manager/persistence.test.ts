@@ -6,6 +6,7 @@ import { MemorySessionStorage } from '../../src/storage/memory-session-storage.j
 import { useManagerEnv } from '../helpers/manager-env.js'
 import { assistant, user } from '../helpers/session-env.js'
 import { spyStorage } from '../helpers/spy-storage.js'
+import { waitUntil } from '../helpers/wait.js'
 
 const { env, spy, create } = useManagerEnv()
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
@@ -87,14 +88,30 @@ describe('durability (SPEC.md §8.4)', () => {
     const m = await create()
     m.appendMessage(assistant())
     m.appendMessage(user())
-    let resolvedAt = -1
-    const done = m.flush().then(() => { resolvedAt = spy.ops.length })
+    const name = m.getSessionFile()!.split('/').pop()!
+    // Hold the session file's fsync: flush() must still be pending while it runs.
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    let holding = false
+    spy.hold = (op, path) => {
+      if (op !== 'fsync' || !path.endsWith(name)) return undefined
+      holding = true
+      return held
+    }
+    let resolved = false
+    const done = m.flush().then(() => { resolved = true })
+    await waitUntil(() => holding, 'the fsync of the session file', 5000)
+    for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve))
+    expect(resolved).toBe(false)
+    release()
     await done
-    const lastWrite = spy.ops.lastIndexOf(`writeLine:${m.getSessionFile()!.split('/').pop()!}`)
-    const lastSync = spy.ops.lastIndexOf(`fsync:${m.getSessionFile()!.split('/').pop()!}`)
+    const lastWrite = spy.ended.lastIndexOf(`writeLine:${name}`)
+    const lastSync = spy.ended.lastIndexOf(`fsync:${name}`)
     expect(lastWrite).toBeGreaterThanOrEqual(0)
+    // The fsync that flush() waited for started after the last write had finished.
+    expect(spy.ops.lastIndexOf(`fsync:${name}`)).toBeGreaterThan(spy.ops.lastIndexOf(`writeLine:${name}`))
     expect(lastSync).toBeGreaterThan(lastWrite)
-    expect(resolvedAt).toBeGreaterThan(lastSync)
+    expect(spy.ended.at(-1)).toBe(`fsync:${name}`)
   })
 
   it('§12.67 reopening after appends yields the same entries and the last entry as leaf', async () => {
@@ -155,7 +172,7 @@ describe('error latching (SPEC.md §8.7)', () => {
     await expect(m.flush()).rejects.toThrow('ENOSPC')
     spy.fail = undefined
     const result = await m.fork()
-    expect(result).toBeDefined()
+    expect(result).toMatchObject({ newSessionFile: m.getSessionFile() })
     expect(m.getLatchedError()).toBeUndefined()
 
     spy.fail = (op) => op === 'writeLine' ? enospc() : undefined
@@ -178,8 +195,9 @@ describe('moveTo failure (SPEC.md §6.3)', () => {
     m.appendMessage(user())
     await expect(m.flush()).rejects.toBe(failure)
     const file = m.getSessionFile()
-    spy.fail = (op) => op === 'rename' ? Object.assign(new Error('EXDEV: cross-device'), { code: 'EXDEV' }) : undefined
-    await expect(m.moveTo('/elsewhere')).rejects.toThrow('EXDEV')
+    const exdev = Object.assign(new Error('EXDEV: cross-device'), { code: 'EXDEV' })
+    spy.fail = (op) => op === 'rename' ? exdev : undefined
+    await expect(m.moveTo('/elsewhere')).rejects.toBe(exdev)
     expect(m.getLatchedError()).toBe(failure)
     expect(m.getCwd()).toBe('/work/pi')
     expect(m.getSessionFile()).toBe(file)
@@ -207,18 +225,30 @@ describe('atomic rewrite (SPEC.md §8.6)', () => {
     expect(env.readJsonl(m.getSessionFile()!)[0]!.title).toBe('renamed')
   })
 
-  it('§12.70 a crash between the temp write and the rename leaves the target byte-identical and no .tmp file', async () => {
-    const m = await create()
-    m.appendMessage(assistant())
-    m.appendMessage(user())
-    await m.flush()
-    const file = m.getSessionFile()!
-    const before = readFileSync(file)
-    spy.fail = (op) => op === 'rename' ? Object.assign(new Error('EIO: crash'), { code: 'EIO' }) : undefined
-    await expect(m.setSessionName('never')).rejects.toThrow('EIO')
-    expect(readFileSync(file)).toEqual(before)
-    expect(readdirSync(dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([])
-  })
+  for (const step of ['writeLine', 'fsync', 'close', 'rename'] as const) {
+    it(`§12.70 a rewrite failing at the temp file's ${step} leaves the target byte-identical and no .tmp file`, async () => {
+      const m = await create()
+      m.appendMessage(assistant())
+      m.appendMessage(user())
+      await m.flush()
+      const file = m.getSessionFile()!
+      const before = readFileSync(file)
+      const failure = Object.assign(new Error(`EIO: i/o error, ${step}`), { code: 'EIO' })
+      let failed = 0
+      spy.fail = (op, path) => {
+        // The temp file's own call (rename: the call that moves the temp file over the target).
+        // Only the first such call fails: a clean-up that closes the temp file again may succeed.
+        if (op !== step || !(step === 'rename' || path.endsWith('.tmp')) || failed > 0) return undefined
+        failed++
+        return failure
+      }
+      await expect(m.setSessionName('never')).rejects.toMatchObject({ code: 'EIO', message: failure.message })
+      expect(failed).toBe(1)
+      spy.fail = undefined
+      expect(readFileSync(file)).toEqual(before)
+      expect(readdirSync(dirname(file)).filter((f) => f.endsWith('.tmp'))).toEqual([])
+    })
+  }
 })
 
 describe('in-memory managers (SPEC.md §8.1)', () => {

@@ -16,7 +16,7 @@ function repeating (hex: string, times: number) {
 }
 
 describe('createEntryId', () => {
-  it('§12.5 1,000 ids are distinct and match ^[0-9a-f]{8}$', () => {
+  it('§3.2 1,000 ids are distinct and match ^[0-9a-f]{8}$', () => {
     const taken = new Set<string>()
     for (let i = 0; i < 1000; i++) {
       const id = createEntryId((c) => taken.has(c))
@@ -26,7 +26,7 @@ describe('createEntryId', () => {
     expect(taken.size).toBe(1000)
   })
 
-  it('§12.5 a source repeating an existing id 100 times yields a unique 16-hex id', () => {
+  it('§3.2 a source repeating an existing id 100 times yields a unique 16-hex id', () => {
     const taken = new Set(['deadbeef'])
     const { source, calls } = repeating('deadbeef', 100)
     const id = createEntryId((c) => taken.has(c), source)

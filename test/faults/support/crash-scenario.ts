@@ -1,5 +1,5 @@
 /**
- * One round of the crash fault: the real server process (src/server.ts) is killed with SIGKILL
+ * One round of the crash fault: the real server process (compiled src/server.ts) is killed with SIGKILL
  * in the middle of concurrent writers, restarted on the same DATA_DIR and checked, then written
  * to, stopped cleanly and checked again (API.md "persisted", SPEC.md §8.4, §8.8). Shared by
  * test/faults/crash.process.test.ts (a few rounds) and bench/faults/crash.ts (many).
@@ -17,6 +17,8 @@ export interface CrashRoundOptions {
   writers?: number
   /** Sessions the other writers share (default 4). */
   sessions?: number
+  /** The compiled server to run (default: the test run's build). */
+  serverEntry?: string
 }
 
 export interface CrashRoundResult {
@@ -38,6 +40,8 @@ interface Tracked {
   /** Entry ids acknowledged `persisted: true`, per session id. */
   acked: Map<string, Set<string>>
   problems: string[]
+  /** Set just before the kill: from then on, a failed connection is expected. */
+  killed: boolean
 }
 
 const TORN_MARKER = 'torn-by-the-crash-test'
@@ -47,7 +51,12 @@ function ack (t: Tracked, sessionId: string, res: JsonAnswer): void {
     t.problems.push(`append to ${sessionId} answered ${res.status} ${JSON.stringify(res.json)}`)
     return
   }
-  if (res.json.persisted !== true) return
+  // Every session here is flushed (its first entry is an assistant message): each append is
+  // durable before it is answered, so `persisted: false` is a broken promise, not a detail.
+  if (res.json.persisted !== true) {
+    t.problems.push(`append to ${sessionId} answered persisted: ${JSON.stringify(res.json.persisted)}`)
+    return
+  }
   const set = t.acked.get(sessionId) ?? new Set<string>()
   for (const e of res.json.entries as Array<{ id: string }>) set.add(e.id)
   t.acked.set(sessionId, set)
@@ -71,7 +80,17 @@ function batchBody (rng: Rng, tag: string): unknown {
   return { entries }
 }
 
-/** Writers run until the server goes away; connection errors end them quietly. */
+/** Connection failures of undici: what a writer meets once the server is gone. */
+const CONNECTION_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'])
+
+/** A writer's end: quiet for a failed connection after the kill, a problem for anything else. */
+function writerEnded (t: Tracked, err: unknown): void {
+  const code = String((err as { code?: unknown }).code)
+  if (t.killed && CONNECTION_ERRORS.has(code)) return
+  t.problems.push(`a writer failed ${t.killed ? 'after' : 'before'} the kill: ${code} ${(err as Error).message}`)
+}
+
+/** Writers run until the server goes away; only a failed connection after the kill ends them quietly. */
 async function runWriters (server: ServerProcess, rng: Rng, t: Tracked, shared: string[], writers: number): Promise<void> {
   const base = server.baseUrl
   const creator = async (): Promise<void> => {
@@ -82,7 +101,7 @@ async function runWriters (server: ServerProcess, rng: Rng, t: Tracked, shared: 
     for (let i = 0; ; i++) ack(t, id, await call(base, 'POST', `/v1/sessions/${id}/entries`, batchBody(rng, `w${w}-${i}`)))
   }
   await Promise.all([creator(), ...Array.from({ length: writers - 1 }, async (_, w) => await writer(w + 1))]
-    .map(async (p) => await p.catch(() => {})))
+    .map(async (p) => { await p.catch((err: unknown) => { writerEnded(t, err) }) }))
 }
 
 /** Verifies every tracked session over HTTP: acknowledged entries, ids, parents, context, tree. */
@@ -140,13 +159,14 @@ async function stopCleanly (server: ServerProcess, t: Tracked, where: string): P
 
 /** Phase 1: the writers run until a random number of appends were acknowledged, then kill -9. */
 async function killDuringWriters (options: CrashRoundOptions, rng: Rng, t: Tracked): Promise<string[]> {
-  const server = await startServer({ DATA_DIR: options.dataDir })
+  const server = await startServer({ DATA_DIR: options.dataDir }, undefined, options.serverEntry)
   const shared: string[] = []
   for (let i = 0; i < (options.sessions ?? 4); i++) shared.push(await createFlushed(server.baseUrl, t, `/crash/shared/${i}`))
   const running = runWriters(server, rng, t, shared, options.writers ?? 20)
   const killAt = rng.int(100, 400)
   while (ackCount(t) < killAt) await new Promise((resolve) => setTimeout(resolve, 2))
   await new Promise((resolve) => setTimeout(resolve, rng.int(0, 15)))
+  t.killed = true
   server.child.kill('SIGKILL')
   const [, signal] = await server.exited
   if (signal !== 'SIGKILL') t.problems.push(`server ended with ${signal} instead of SIGKILL`)
@@ -169,7 +189,7 @@ async function compareWithFiles (base: string, t: Tracked, paths: Map<string, st
 export async function runCrashRound (options: CrashRoundOptions): Promise<CrashRoundResult> {
   const started = Date.now()
   const { dataDir } = options
-  const t: Tracked = { acked: new Map(), problems: [] }
+  const t: Tracked = { acked: new Map(), problems: [], killed: false }
   const shared = await killDuringWriters(options, createRng(options.seed), t)
   const acknowledged = ackCount(t)
 
@@ -185,7 +205,7 @@ export async function runCrashRound (options: CrashRoundOptions): Promise<CrashR
   }
 
   // 3. Restart: everything acknowledged is there; the API agrees with the files.
-  let server = await startServer({ DATA_DIR: dataDir })
+  let server = await startServer({ DATA_DIR: dataDir }, undefined, options.serverEntry)
   await verifyOverHttp(server.baseUrl, t, 'after restart')
   await compareWithFiles(server.baseUrl, t, afterKill.paths, known)
 
@@ -195,7 +215,7 @@ export async function runCrashRound (options: CrashRoundOptions): Promise<CrashR
   await stopCleanly(server, t, 'first clean stop')
 
   // 5. Clean restart: the new lines survived, each fragment is a line of its own.
-  server = await startServer({ DATA_DIR: dataDir })
+  server = await startServer({ DATA_DIR: dataDir }, undefined, options.serverEntry)
   await verifyOverHttp(server.baseUrl, t, 'after clean restart')
   const final = verifyFiles(dataDir, t, 'after clean restart', known)
   for (const [path, tail] of final.torn) {

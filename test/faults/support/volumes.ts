@@ -47,6 +47,21 @@ export function simulatedVolume (options: VolumeOptions = {}): Volume {
   }
 }
 
+/** Why a tmpfs cannot be mounted here (tried once, then unmounted), or undefined when it can. */
+export function tmpfsUnavailable (): string | undefined {
+  if (process.platform !== 'linux') return `tmpfs is Linux only, this is ${process.platform}`
+  if (process.getuid?.() !== 0) return 'mounting a tmpfs needs root'
+  const probe = mkdtempSync(join(tmpdir(), 'ss-tmpfs-probe-'))
+  try {
+    const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { encoding: 'utf8' })
+    if (mounted.status !== 0) return `mount -t tmpfs failed: ${(mounted.stderr ?? mounted.error?.message ?? '').trim() || `exit ${mounted.status}`}`
+    spawnSync('umount', [probe], { stdio: 'ignore' })
+    return undefined
+  } finally {
+    rmSync(probe, { recursive: true, force: true })
+  }
+}
+
 /** A real tmpfs of `sizeKiB`, or undefined when mounting is not permitted here. */
 export function tmpfsVolume (sizeKiB = 1024): Volume | undefined {
   if (process.platform !== 'linux' || process.getuid?.() !== 0) return undefined

@@ -1,0 +1,110 @@
+/**
+ * A clone of this repository anywhere passes `npm ci && npm test` alone: no tracked file names a
+ * path outside the repository, and every file the repository's own paths point at is tracked.
+ * The scanner (test/helpers/repo-paths.ts) is itself tested against the references that once
+ * broke a clone (fixtures read from a `shared/` directory beside the checkout).
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { escapingSymlinks, scanFile, type Finding, type ScanOptions } from './helpers/repo-paths.js'
+
+const ROOT = join(import.meta.dirname, '..')
+
+/** Tracked files are the clone: `git ls-files` of this checkout (a clone has the same list). */
+const TRACKED = execFileSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter((p) => p !== '')
+/** Recorded agent sessions: data whose text mentions the paths of the machine they came from. */
+const DATA = (path: string): boolean => path.startsWith('test/fixtures/') || path === 'package-lock.json'
+
+function isText (path: string): boolean {
+  const full = join(ROOT, path)
+  try {
+    if (!statSync(full).isFile()) return false
+  } catch {
+    return false
+  }
+  return !readFileSync(full).subarray(0, 8000).includes(0)
+}
+
+describe('the repository is self-contained', () => {
+  it('tracks its fixtures under test/fixtures', () => {
+    expect(TRACKED.filter((p) => p.startsWith('test/fixtures/')).sort()).toEqual([
+      'test/fixtures/pi-v1-before-compaction.jsonl',
+      'test/fixtures/pi-v1-large-session.jsonl',
+    ])
+  })
+
+  it('no tracked file names a path outside the repository or an untracked file in it', () => {
+    const options: ScanOptions = { root: ROOT, tracked: new Set(TRACKED) }
+    const scanned = TRACKED.filter((p) => !DATA(p) && isText(p))
+    expect(scanned).toContain('test/cli/helpers.ts')
+    expect(scanned).toContain('docker/smoke.sh')
+    expect(scanned.length).toBeGreaterThan(TRACKED.length / 2)
+    const findings = scanned.flatMap((path) => scanFile({ path, text: readFileSync(join(ROOT, path), 'utf8') }, options))
+    expect(findings.map((f) => `${f.file}:${f.line} ${f.what}`)).toEqual([])
+    expect(escapingSymlinks(ROOT, TRACKED)).toEqual([])
+  })
+})
+
+describe('the scanner', () => {
+  // A fake checkout `<tmp>/work/repo` with a `shared/` directory beside it, as on the machine
+  // where the references below once passed.
+  const base = mkdtempSync(join(tmpdir(), 'ss-self-contained-'))
+  afterAll(() => rmSync(base, { recursive: true, force: true }))
+  const work = join(base, 'work')
+  const root = join(work, 'repo')
+  mkdirSync(join(work, 'shared', 'fixtures'), { recursive: true })
+  writeFileSync(join(work, 'shared', 'fixtures', 'a.jsonl'), '{}\n')
+  mkdirSync(join(root, 'test', 'cli'), { recursive: true })
+  mkdirSync(join(root, 'test', 'fixtures'), { recursive: true })
+  writeFileSync(join(root, 'test', 'fixtures', 'tracked.jsonl'), '{}\n')
+  writeFileSync(join(root, 'test', 'fixtures', 'ignored.jsonl'), '{}\n')
+  const options: ScanOptions = { root, tracked: new Set(['test/fixtures/tracked.jsonl', 'test/cli/helpers.ts']), systemRoots: ['/proc', '/etc'] }
+  const scan = (text: string, path = 'test/cli/helpers.ts'): Finding[] => scanFile({ path, text }, options)
+
+  it('finds a fixture directory reached by climbing out of the repository', () => {
+    const [finding, ...rest] = scan("const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures')")
+    expect(rest).toEqual([])
+    expect(finding).toMatchObject({ file: 'test/cli/helpers.ts', line: 1, what: expect.stringContaining(`leads out of the repository (to ${join(work, 'shared', 'fixtures')})`) })
+    expect(scan("new URL('../../../shared/fixtures/a.jsonl', import.meta.url)")).toHaveLength(1)
+    expect(scan('ROOT="$(cd "$(dirname "$0")/../.." && pwd)"', 'docker/smoke.sh')).toHaveLength(1)
+  })
+
+  it('finds an absolute path beside the checkout, and a ../ path from the working directory', () => {
+    expect(scan(`export const FIXTURES = '${join(work, 'shared', 'fixtures')}'`)).toMatchObject([
+      { line: 1, what: expect.stringContaining(`${join(work, 'shared', 'fixtures')} exists beside this checkout`) },
+    ])
+    expect(scan(`const FIXTURE = '${join(work, 'shared', 'fixtures', 'a.jsonl')}'`)).toHaveLength(1)
+    expect(scan("readFileSync('../shared/fixtures/a.jsonl')", 'test/x.test.ts')).toHaveLength(1)
+  })
+
+  it('finds a referenced file that exists but is not tracked', () => {
+    expect(scan("join(import.meta.dirname, '..', 'fixtures', 'ignored.jsonl')")).toMatchObject([
+      { what: expect.stringContaining('names test/fixtures/ignored.jsonl, which exists here but is not tracked') },
+    ])
+    expect(scan("join(import.meta.dirname, '..', 'fixtures', 'tracked.jsonl')")).toEqual([])
+    expect(scan("join(import.meta.dirname, '..', 'fixtures')")).toEqual([])
+  })
+
+  it('finds a file URL\'s pathname used as a path', () => {
+    expect(scan("const ROOT = new URL('..', import.meta.url).pathname")).toMatchObject([{ what: expect.stringContaining('fileURLToPath') }])
+  })
+
+  it('leaves session cwds, URL paths, system paths and paths inside the repository alone', () => {
+    expect(scan([
+      "await client.createSession({ cwd: '/work/demo' })",
+      "const res = await fetch(base + '/v1/sessions')",
+      "readFileSync(`/proc/${pid}/status`)",
+      "const watched = ['/', '/etc']",
+      "const MAIN = join(import.meta.dirname, '..', '..', 'src', 'cli', 'main.ts')",
+      `const inside = '${join(root, 'test')}'`,
+    ].join('\n'))).toEqual([])
+  })
+
+  it('finds a tracked symlink out of the repository', () => {
+    symlinkSync(join(work, 'shared', 'fixtures'), join(root, 'test', 'linked'))
+    expect(escapingSymlinks(root, ['test/linked', 'test/fixtures/tracked.jsonl'])).toMatchObject([{ file: 'test/linked' }])
+  })
+})
