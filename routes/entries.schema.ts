@@ -7,7 +7,7 @@ import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
-import { AgentMessageSchema, ENTRY_TYPES, entryFields } from '../src/session/types.js'
+import { AgentMessageSchema, ENTRY_TYPES, entryFields, OtherEntrySchema } from '../src/session/types.js'
 import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
 import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
@@ -34,10 +34,14 @@ const fieldsOf = (type: (typeof ENTRY_TYPES)[number]): TProperties =>
   type === 'message' ? { message: AgentMessage as TSchema } : entryFields[type] as TProperties
 
 /** An entry as a client appends it: any entry type without `id`, `parentId`, `timestamp`. */
-export const NewEntry = Type.Union(ENTRY_TYPES.map((type) => Type.Object(
+export const NewEntry = Type.Union([...ENTRY_TYPES.map((type) => Type.Object(
   { type: Type.Literal(type), ...fieldsOf(type) },
   { additionalProperties: true, title: type },
-)), { $id: 'NewEntry', description: 'Any entry type of SPEC.md §3.5 without id, parentId and timestamp' })
+)), OtherEntrySchema], {
+  $id: 'NewEntry',
+  description: 'Any entry type of SPEC.md §3.5, `service_tier_change`, or any other type (stored untouched, ' +
+    'ignored by the context), without id, parentId and timestamp',
+})
 
 export const TreeNode = Type.Object({
   id: Type.String(),
@@ -55,6 +59,9 @@ export const SessionContext = Type.Object({
   injectedTtsrRules: Type.Array(Type.String()),
   mode: Type.String(),
   modeData: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  serviceTier: Type.Optional(Type.Record(Type.String(), Type.String(), {
+    description: 'Provider service tier per family (`openai`, `anthropic`, `google`), from the last `service_tier_change` on the path',
+  })),
 }, { $id: 'SessionContext', additionalProperties: false })
 
 const ParentId = Type.Optional(Type.Union([EntryId, Type.Null()], {

@@ -15,6 +15,7 @@ import type { SessionStorage } from '../storage/types.js'
 import { computeEtag, ifMatchSatisfied } from './etag.js'
 import type { OpenSession } from './open-session.js'
 import { OpenSessions } from './open-sessions.js'
+import { publicHeader } from './public-header.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
 import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
@@ -194,7 +195,7 @@ export class RegistryCore {
   view (slot: OpenSession): SessionView {
     const m = slot.manager
     return {
-      header: m.getHeader(),
+      header: publicHeader(m.getHeader(), this.dataDir),
       leafId: m.getLeafId(),
       entryCount: m.entryCount(),
       messageCount: slot.summary().messageCount,
@@ -205,7 +206,7 @@ export class RegistryCore {
   }
 
   info (slot: OpenSession): SessionInfoView {
-    return infoView(slot.manager.getHeader(), slot.summary(), slot.modifiedMs)
+    return infoView(publicHeader(slot.manager.getHeader(), this.dataDir), slot.summary(), slot.modifiedMs)
   }
 
   /** Records a change of the session now. */

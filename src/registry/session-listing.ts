@@ -11,6 +11,7 @@ import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
 import type { FileRecord } from '../session/types.js'
 import { compareListKeys, decodeCursor, encodeCursor, type ListKey } from './cursor.js'
 import { Lru } from './lru.js'
+import { publicHeader } from './public-header.js'
 import { deferredRecent, type RecentItem } from './recent-deferred.js'
 import type { RegistryCore } from './registry-core.js'
 import { infoView, SessionSummary } from './session-info.js'
@@ -87,7 +88,7 @@ export class SessionListing {
     if (slot !== undefined) return { id, modifiedMs: slot.modifiedMs, info: this.#core.info(slot) }
     const file = await this.#read(path)
     if (file === undefined) return undefined
-    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(file.header, file.summary, file.mtimeMs), id } }
+    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(publicHeader(file.header, this.#core.dataDir), file.summary, file.mtimeMs), id } }
   }
 
   async #read (path: string): Promise<CachedFile | undefined> {

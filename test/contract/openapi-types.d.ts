@@ -3635,7 +3635,7 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Any entry type of SPEC.md §3.5 without id, parentId and timestamp */
+        /** @description Any entry type of SPEC.md §3.5, `service_tier_change`, or any other type (stored untouched, ignored by the context), without id, parentId and timestamp */
         NewEntry: ({
             /** @enum {string} */
             type: "message";
@@ -3732,6 +3732,19 @@ export interface components {
             };
         } & {
             [key: string]: unknown;
+        }) | ({
+            /** @enum {string} */
+            type: "service_tier_change";
+            serviceTier?: string | {
+                [key: string]: string;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        }) | ({
+            /** @description Any type other than the known ones and `session` */
+            type: string;
+        } & {
+            [key: string]: unknown;
         });
         TreeNode: {
             id: string;
@@ -3753,6 +3766,10 @@ export interface components {
             mode: string;
             modeData?: {
                 [key: string]: unknown;
+            };
+            /** @description Provider service tier per family (`openai`, `anthropic`, `google`), from the last `service_tier_change` on the path */
+            serviceTier?: {
+                [key: string]: string;
             };
         };
         Token: {
