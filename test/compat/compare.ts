@@ -4,15 +4,18 @@
  *
  * Where the readers knowingly differ from the service (docs/compatibility.md), the comparison
  * says so here and nowhere else:
- * - `@mariozechner/pi-coding-agent` has no blob store (it sees `blob:sha256:` refs, so it is
- *   compared with `?blobs=ref`), its context is `{messages, thinkingLevel, model}`, and its
- *   synthetic messages carry no `attribution` / `shortSummary`.
+ * - `@mariozechner/pi-coding-agent` has no blob store: it sees the `blob:sha256:` refs of the
+ *   file, which `withBlobsOf` resolves from the data directory's blobs before comparing. Its
+ *   context is `{messages, thinkingLevel, model}`, and its synthetic messages carry no
+ *   `attribution` / `shortSummary`.
  * - `@oh-my-pi/pi-coding-agent` filters what it replays to a model (aborted and failed turns,
  *   tool calls whose result is not on the path); the service returns the path as stored
  *   (SPEC.md §7.2), so `replayFilter` applies those two rules before comparing.
  */
 import { expect } from 'vitest'
 import type { App } from '../../src/app.js'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { allEntries, fileOf, http, readerTree, readWith, serviceTree, wire, type Json, type ReaderName, type ReaderView } from './support.js'
 
 const OMP_CONTEXT_KEYS = ['messages', 'thinkingLevel', 'models', 'injectedTtsrRules', 'mode', 'modeData', 'serviceTier']
@@ -30,8 +33,9 @@ export interface Agreement {
  */
 export async function expectReaderAgrees (app: App, dataDir: string, id: string, reader: ReaderName, leaves: Array<string | null> = []): Promise<Agreement> {
   const file = fileOf(dataDir, id)
-  const view = await readWith(reader, dataDir, file, leaves)
-  const entries = await allEntries(app, id, reader === 'pi' ? 'ref' : undefined)
+  const read = await readWith(reader, dataDir, file, leaves)
+  const view = reader === 'pi' ? withBlobsOf(dataDir, read) : read
+  const entries = await allEntries(app, id)
   expect(view.header.id).toBe(id)
   expect(wire(view.entries)).toEqual(entries)
 
@@ -49,7 +53,7 @@ export async function expectReaderAgrees (app: App, dataDir: string, id: string,
 }
 
 async function expectSameContext (app: App, id: string, reader: ReaderName, leaf: string | null | undefined, theirs: Json): Promise<void> {
-  const query = [reader === 'pi' ? 'blobs=ref' : '', typeof leaf === 'string' ? `leafId=${leaf}` : ''].filter(Boolean).join('&')
+  const query = typeof leaf === 'string' ? `leafId=${leaf}` : ''
   let ours: Json
   if (leaf === null) {
     ours = { messages: [], thinkingLevel: 'off', models: {}, injectedTtsrRules: [], mode: 'none' }
@@ -112,4 +116,25 @@ export function replayFilter (messages: Json[]): Json[] {
     out = out.filter((r, j) => j < i || r.role !== 'toolResult' || !calls.has(r.toolCallId))
   }
   return out
+}
+
+/**
+ * `view` with every blob ref replaced by what the data directory's blob holds: base64 for image
+ * data, UTF-8 for an `image_url` (what a reader with a blob store would have shown).
+ */
+function withBlobsOf<T> (dataDir: string, view: T): T {
+  const resolve = (value: unknown, key: string | undefined): unknown => {
+    if (typeof value === 'string') {
+      const m = /^blob:sha256:([0-9a-f]{64})$/.exec(value)
+      if (m === null) return value
+      const bytes = readFileSync(join(dataDir, 'blobs', m[1]!))
+      return key === 'image_url' ? bytes.toString('utf8') : bytes.toString('base64')
+    }
+    if (Array.isArray(value)) return value.map((v) => resolve(v, key))
+    if (typeof value !== 'object' || value === null) return value
+    const out: Json = {}
+    for (const [k, v] of Object.entries(value)) out[k] = resolve(v, k)
+    return out
+  }
+  return resolve(view, undefined) as T
 }
