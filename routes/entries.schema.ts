@@ -145,11 +145,24 @@ export const AppendEntries = {
 export const PutLeaf = {
   tags: ['entries'],
   summary: 'Move the leaf without appending',
+  description: 'The leaf is not stored in the session file (SPEC.md §6.1): a move alone is held in memory and ' +
+    'answered with `durable: false`; it is lost when the server restarts or evicts the session, which then reopens ' +
+    'at its last entry in file order, as the agents do. With `durable: true` the move is recorded the way the ' +
+    'agents record one: an empty `branch_summary` (nothing in the context) is appended under `leafId` and becomes ' +
+    'the leaf; the answer names it and says `durable: true` once it is fsynced (`false` while the session is ' +
+    'still held in memory before its first assistant message).',
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ leafId: NullableEntryId }, { additionalProperties: false }),
+  body: Type.Object({
+    leafId: NullableEntryId,
+    durable: Type.Optional(Type.Boolean({ description: 'Record the move on disk (an empty branch summary under `leafId`); default false' })),
+  }, { additionalProperties: false }),
   response: {
-    200: withEtag(Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { additionalProperties: false }), 'Moved'),
+    200: withEtag(Type.Object({
+      leafId: NullableEntryId,
+      etag: Type.String(),
+      durable: Type.Boolean({ description: 'True: the move survives a restart. False: held in memory only, lost on restart or eviction' }),
+    }, { additionalProperties: false }), 'Moved'),
     ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
   },
 }

@@ -2377,7 +2377,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Move the leaf without appending */
+        /**
+         * Move the leaf without appending
+         * @description The leaf is not stored in the session file (SPEC.md §6.1): a move alone is held in memory and answered with `durable: false`; it is lost when the server restarts or evicts the session, which then reopens at its last entry in file order, as the agents do. With `durable: true` the move is recorded the way the agents record one: an empty `branch_summary` (nothing in the context) is appended under `leafId` and becomes the leaf; the answer names it and says `durable: true` once it is fsynced (`false` while the session is still held in memory before its first assistant message).
+         */
         put: {
             parameters: {
                 query?: never;
@@ -2395,6 +2398,8 @@ export interface paths {
                 content: {
                     "application/json": {
                         leafId: string | null;
+                        /** @description Record the move on disk (an empty branch summary under `leafId`); default false */
+                        durable?: boolean;
                     };
                 };
             };
@@ -2410,6 +2415,8 @@ export interface paths {
                         "application/json": {
                             leafId: string | null;
                             etag: string;
+                            /** @description True: the move survives a restart. False: held in memory only, lost on restart or eviction */
+                            durable: boolean;
                         };
                     };
                 };
