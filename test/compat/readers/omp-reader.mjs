@@ -45,7 +45,11 @@ async function read (file, leaves) {
 let result
 if (request.op === 'read') {
   result = await read(request.file, request.leaves)
+} else if (request.op === 'list') {
+  // Listing a cwd is when the agent moves its old directory to its current name.
+  result = { sessions: (await SessionManager.list(request.cwd)).map((s) => ({ id: s.id, path: s.path })) }
 } else if (request.op === 'write') {
+  // Without `dir`, the agent files the session where it files that cwd's sessions.
   const m = SessionManager.create(request.cwd, request.dir, new FileSessionStorage())
   result = await writeEveryKind(m, request.image)
   await m.flush()
