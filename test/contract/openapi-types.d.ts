@@ -1063,7 +1063,7 @@ export interface paths {
         put?: never;
         /**
          * Import a session file (JSONL, any version)
-         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated.
+         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md).
          */
         post: {
             parameters: {
@@ -1718,7 +1718,7 @@ export interface paths {
         put?: never;
         /**
          * Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session
-         * @description The body is optional: no body copies every entry.
+         * @description The body is optional: no body copies every entry. The new header's `parentSession` is this session's id.
          */
         post: {
             parameters: {
