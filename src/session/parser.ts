@@ -44,10 +44,11 @@ export function foldTitleSlot (records: FileRecord[]): FileRecord[] {
   if (!isTitleSlot(slot) || !isValidHeader(header)) return records
   records.shift()
   const { title, source } = slot as { title: string, source?: string }
-  if (title !== '') header.title = title
-  else delete header.title
-  if (source !== undefined) header.titleSource = source
-  else delete header.titleSource
+  const target: FileRecord = header
+  if (title !== '') target.title = title
+  else delete target.title
+  if (source !== undefined) target.titleSource = source
+  else delete target.titleSource
   return records
 }
 
