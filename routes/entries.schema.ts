@@ -36,6 +36,9 @@ export const SessionContext = Type.Object({
   injectedTtsrRules: Type.Array(Type.String()),
   mode: Type.String(),
   modeData: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  serviceTier: Type.Optional(Type.Record(Type.String(), Type.String(), {
+    description: 'Provider service tier per family (`openai`, `anthropic`, `google`), from the last `service_tier_change` on the path',
+  })),
 }, { $id: 'SessionContext', additionalProperties: false })
 
 const ParentId = Type.Optional(Type.Union([EntryId, Type.Null()], {
@@ -70,9 +73,16 @@ export const EntriesPage = Type.Object({
   total: Type.Integer({ minimum: 0, description: "The session's entry count" }),
 }, { $id: 'EntriesPage', additionalProperties: false })
 
-export const SetLeafBody = Type.Object({ leafId: NullableEntryId }, { $id: 'SetLeafBody', additionalProperties: false })
+export const SetLeafBody = Type.Object({
+  leafId: NullableEntryId,
+  durable: Type.Optional(Type.Boolean({ description: 'Record the move on disk (an empty branch summary under `leafId`); default false' })),
+}, { $id: 'SetLeafBody', additionalProperties: false })
 
-export const LeafMove = Type.Object({ leafId: NullableEntryId, etag: Type.String() }, { $id: 'LeafMove', additionalProperties: false })
+export const LeafMove = Type.Object({
+  leafId: NullableEntryId,
+  etag: Type.String(),
+  durable: Type.Boolean({ description: 'True: the move survives a restart. False: held in memory only, lost on restart or eviction' }),
+}, { $id: 'LeafMove', additionalProperties: false })
 
 export const BranchSummaryBody = Type.Object({
   fromId: NullableEntryId,
@@ -161,7 +171,12 @@ export const PutLeaf = {
   operationId: 'setLeaf',
   tags: ['entries'],
   summary: 'Move the leaf without appending',
-  description: 'Moves the leaf to an entry, or to `null` (before the first entry). The next append attaches there.',
+  description: 'The leaf is not stored in the session file (SPEC.md §6.1): a move alone is held in memory and ' +
+    'answered with `durable: false`; it is lost when the server restarts or evicts the session, which then reopens ' +
+    'at its last entry in file order, as the agents do. With `durable: true` the move is recorded the way the ' +
+    'agents record one: an empty `branch_summary` (nothing in the context) is appended under `leafId` and becomes ' +
+    'the leaf; the answer names it and says `durable: true` once it is fsynced (`false` while the session is ' +
+    'still held in memory before its first assistant message).',
   params: IdParams,
   headers: IfMatchHeaders,
   body: ref(SetLeafBody),

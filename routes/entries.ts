@@ -60,7 +60,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.put('/:id/leaf', { schema: PutLeaf }, async (req, reply) => {
-    const moved = await req.tenant.registry.setLeaf(req.params.id, req.body.leafId, req.headers['if-match'])
+    const moved = await req.tenant.registry.setLeaf(req.params.id, req.body.leafId, req.headers['if-match'], req.body.durable)
     return reply.header('etag', moved.etag).send(moved)
   })
 

@@ -8,7 +8,7 @@
  */
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
 import { ref } from '../src/schemas/shared.js'
-import { AgentMessageSchema, ENTRY_TYPES, entryFields, type EntryType } from '../src/session/types.js'
+import { AgentMessageSchema, ENTRY_TYPES, entryFields, OtherEntrySchema, type EntryType } from '../src/session/types.js'
 
 /** `thinking_level_change` → `ThinkingLevelChange`. */
 const pascal = (type: string): string => type.split('_').map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join('')
@@ -45,8 +45,13 @@ export const OtherEntry = Type.Object(
 /** Every stored variant: one per known type, then the catch-all. */
 export const ENTRY_VARIANTS: TSchema[] = [...ENTRY_TYPES.map(storedVariant), OtherEntry]
 
-/** Every variant a client may append. */
-export const NEW_ENTRY_VARIANTS: TSchema[] = ENTRY_TYPES.map(newVariant)
+/** An entry of a type this server does not know, appended to be stored untouched. */
+export const NewOtherEntry = Type.Object(OtherEntrySchema.properties, {
+  $id: 'NewOtherEntry', additionalProperties: true, description: 'An entry of another type: stored untouched, ignored by the context',
+})
+
+/** Every variant a client may append: one per known type, then the catch-all. */
+export const NEW_ENTRY_VARIANTS: TSchema[] = [...ENTRY_TYPES.map(newVariant), NewOtherEntry]
 
 /** Any stored entry. `anyOf`: the catch-all also matches the known types. */
 export const Entry = Type.Union(ENTRY_VARIANTS.map((variant) => ref(variant)), {
@@ -55,7 +60,7 @@ export const Entry = Type.Union(ENTRY_VARIANTS.map((variant) => ref(variant)), {
 
 /** An entry as a client appends it. */
 export const NewEntry = Type.Union(NEW_ENTRY_VARIANTS.map((variant) => ref(variant)), {
-  $id: 'NewEntry', description: 'Any entry type of SPEC.md §3.5 without id, parentId and timestamp',
+  $id: 'NewEntry', description: 'Any entry type of SPEC.md §3.5, `service_tier_change`, or any other type (stored untouched), without id, parentId and timestamp',
 })
 
 /** The components of this file, for `sharedSchemas()`. */

@@ -216,7 +216,7 @@ export const ForkSession = {
   operationId: 'forkSession',
   tags: ['sessions'],
   summary: 'Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session',
-  description: 'The body is optional: no body copies every entry.',
+  description: "The body is optional: no body copies every entry. The new header's `parentSession` is this session's id.",
   'x-optional-body': true,
   params: IdParams,
   headers: IfMatchHeaders,
@@ -231,7 +231,9 @@ export const ImportSession = {
   operationId: 'importSession',
   tags: ['sessions'],
   summary: 'Import a session file (JSONL, any version)',
-  description: "Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated.",
+  description: "Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. " +
+    'A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; ' +
+    "an agent's title line before the header is read as the agents read it (docs/compatibility.md).",
   consumes: ['application/x-ndjson', 'application/jsonl', 'text/plain'],
   querystring: Type.Object({ newId: Type.Optional(Type.Boolean()) }),
   body: Type.String({ description: 'The session file: one JSON object per line, the header first' }),

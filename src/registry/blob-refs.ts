@@ -2,11 +2,11 @@
  * The `?blobs=ref` view of entries and contexts (API.md "Conventions"): every image block that
  * the write path externalizes (SPEC.md §9.3: an `image` element of a `content` array, at any
  * depth, whose string `data` has at least 1024 code units) shows its stored form
- * `blob:sha256:<hex>` instead of base64. Pure: nothing is read or written, the input is never
+ * `blob:sha256:<hex>` instead of base64, and so does every `image_url` data URL. Pure: nothing is read or written, the input is never
  * mutated and unchanged sub-objects are shared.
  */
 import { createHash } from 'node:crypto'
-import { isBlobRef } from '../session/persist-transform.js'
+import { isBlobRef, isImageDataUrl } from '../session/persist-transform.js'
 import { BLOB_EXTERNALIZE_THRESHOLD, BLOB_REF_PREFIX } from '../session/types.js'
 import type { BlobMode } from './types.js'
 
@@ -31,7 +31,7 @@ function transform (value: unknown, inContentArray: boolean): unknown {
   let out: Record<string, unknown> | undefined
   for (const key of Object.keys(obj)) {
     const v = obj[key]
-    const t = transform(v, key === 'content' && Array.isArray(v))
+    const t = key === 'image_url' && isImageDataUrl(v) ? dataUrlRef(v) : transform(v, key === 'content' && Array.isArray(v))
     if (t === v) continue
     out ??= { ...obj }
     // A plain assignment to `__proto__` would set the prototype instead of the key.
@@ -55,6 +55,11 @@ function transformArray (arr: readonly unknown[], isContent: boolean): unknown[]
 function qualifies (block: Record<string, unknown>): boolean {
   return block.type === 'image' && typeof block.data === 'string' &&
     block.data.length >= BLOB_EXTERNALIZE_THRESHOLD && !isBlobRef(block.data)
+}
+
+/** The ref of an `image_url` data URL, stored whole as UTF-8 by the write path. */
+function dataUrlRef (url: string): string {
+  return BLOB_REF_PREFIX + createHash('sha256').update(url, 'utf8').digest('hex')
 }
 
 function refOf (block: Record<string, unknown>): string {

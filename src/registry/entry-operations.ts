@@ -125,8 +125,31 @@ function throwIfLatched (slot: OpenSession): void {
   if (latched !== undefined) throw new StorageFailed(slot.id, { cause: latched })
 }
 
-/** `PUT leaf`: moves the leaf (`null` = before the first entry). */
-export async function setLeaf (core: RegistryCore, id: string, leafId: string | null, ifMatch?: string): Promise<{ leafId: string | null, etag: string }> {
+/** The answer to `PUT leaf`. */
+export interface LeafMoved {
+  leafId: string | null
+  etag: string
+  /**
+   * True when the move is on disk (an empty branch summary marks it, fsynced) and survives a
+   * restart; false when it is held in memory only: a restart or an eviction reloads the session
+   * at its last entry in file order (SPEC.md §6.1), as the agents' readers do.
+   */
+  durable: boolean
+}
+
+/** The `details.kind` of the empty branch summary that records a durable leaf move. */
+export const LEAF_MOVE_MARKER = 'leaf-move'
+
+/**
+ * `PUT leaf`: moves the leaf (`null` = before the first entry). With `durable`, it does what the
+ * agents do to make a move survive a reload: it appends, under the target, an empty
+ * `branch_summary` (which adds nothing to the context) and answers with that entry as the leaf.
+ */
+export async function setLeaf (core: RegistryCore, id: string, leafId: string | null, ifMatch?: string, durable = false): Promise<LeafMoved> {
+  if (durable) {
+    const { value, etag } = await appendBranchSummary(core, id, { fromId: leafId, summary: '', details: { kind: LEAF_MOVE_MARKER } }, ifMatch)
+    return { leafId: value.leafId, etag, durable: value.persisted }
+  }
   return await core.exclusive(id, ifMatch, (slot) => {
     const m = slot.manager
     if (leafId === null) m.resetLeaf()
@@ -134,7 +157,7 @@ export async function setLeaf (core: RegistryCore, id: string, leafId: string | 
     else m.branch(leafId)
     core.bumpRevision(id)
     core.emit(id, { type: 'leaf', leafId: m.getLeafId() })
-    return { leafId: m.getLeafId(), etag: core.etag(slot) }
+    return { leafId: m.getLeafId(), etag: core.etag(slot), durable: false }
   })
 }
 
@@ -147,6 +170,12 @@ export interface BranchSummaryInput {
 
 /** `POST branch-summary`: `branchWithSummary`, durable before it answers. */
 export async function branchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null }>> {
+  const { value: { entry, leafId }, etag } = await appendBranchSummary(core, id, input, ifMatch, blobs)
+  return { value: { entry, leafId }, etag }
+}
+
+/** `branchSummary`, also telling whether the summary is on disk (false: held under deferral). */
+async function appendBranchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null, persisted: boolean }>> {
   return await core.use(id, async (slot) => {
     const { pending } = await core.locked(slot, ifMatch, () => {
       const m = slot.manager
@@ -159,7 +188,7 @@ export async function branchSummary (core: RegistryCore, id: string, input: Bran
       return { pending: commitAppend(core, slot, appendedSince(core, slot, before)) }
     })
     const { result, etag } = await pending
-    return { value: { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId }, etag }
+    return { value: { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId, persisted: result.persisted }, etag }
   })
 }
 

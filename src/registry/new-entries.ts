@@ -8,8 +8,9 @@ import { Type, type TProperties } from '@sinclair/typebox'
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler'
 import { UnknownLabelTarget, UnknownParent, Validation } from '../errors.js'
 import { RESERVED_ROLES } from '../session/append-rules.js'
+import { messageProblem } from '../session/reader-fields.js'
 import { isObject } from '../session/guards.js'
-import { ENTRY_TYPES, entryFields, type EntryType } from '../session/types.js'
+import { ENTRY_TYPES, entryFields, isOtherEntryType, type EntryType } from '../session/types.js'
 import type { NewEntryFields } from '../session/session-manager.js'
 
 export interface AppendRequest {
@@ -64,8 +65,10 @@ function validateEntry (entry: unknown, at: string, exists: (id: string) => bool
   for (const key of ASSIGNED_KEYS) {
     if (Object.hasOwn(entry, key)) throw new Validation(`${at} must not have '${key}': the server assigns it`)
   }
+  // A type this build does not know is stored as it is (SPEC.md §3.4); only the header's is refused.
+  if (isOtherEntryType(entry.type)) return
   const check = typeof entry.type === 'string' ? checks.get(entry.type) : undefined
-  if (check === undefined) throw new Validation(`${at}/type must be one of ${ENTRY_TYPES.join(', ')}`)
+  if (check === undefined) throw new Validation(`${at}/type must be a non-empty string other than 'session'`)
   if (!check.Check(entry)) {
     const first = check.Errors(entry).First()
     throw new Validation(`${at}${first?.path ?? ''} ${first?.message ?? 'is invalid'}`)
@@ -73,6 +76,8 @@ function validateEntry (entry: unknown, at: string, exists: (id: string) => bool
   if (entry.type === 'message') {
     const role = (entry.message as { role: string }).role
     if (RESERVED_ROLES.has(role)) throw new Validation(`${at}/message/role '${role}' is reserved`)
+    const problem = messageProblem(entry.message as Record<string, unknown>)
+    if (problem !== undefined) throw new Validation(`${at}: ${problem} (the agents cannot open a session file without it)`)
   }
   if (entry.type === 'label' && !exists(entry.targetId as string)) throw new UnknownLabelTarget(entry.targetId as string)
 }

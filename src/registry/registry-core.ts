@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
 import { PreconditionFailed, SessionNotFound, StorageFailed } from '../errors.js'
+import { findMovedSessionFile } from '../session/agent-dirs.js'
 import { silentLogger, type Logger } from '../session/logger.js'
 import type { ManagerOptions } from '../session/session-factories.js'
 import { SessionManager } from '../session/session-manager.js'
@@ -16,6 +17,7 @@ import { computeEtag, ifMatchSatisfied } from './etag.js'
 import type { OpenSession } from './open-session.js'
 import { GlobalEventLog } from './global-events.js'
 import { OpenSessions } from './open-sessions.js'
+import { publicHeader } from './public-header.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
 import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
@@ -208,7 +210,7 @@ export class RegistryCore {
   view (slot: OpenSession): SessionView {
     const m = slot.manager
     return {
-      header: m.getHeader(),
+      header: publicHeader(m.getHeader(), this.dataDir),
       leafId: m.getLeafId(),
       entryCount: m.entryCount(),
       messageCount: slot.summary().messageCount,
@@ -219,7 +221,7 @@ export class RegistryCore {
   }
 
   info (slot: OpenSession): SessionInfoView {
-    return infoView(slot.manager.getHeader(), slot.summary(), slot.modifiedMs)
+    return infoView(publicHeader(slot.manager.getHeader(), this.dataDir), slot.summary(), slot.modifiedMs)
   }
 
   /** Records a change of the session now. */
@@ -257,10 +259,16 @@ export class RegistryCore {
   }
 
   async #load (id: string): Promise<{ manager: SessionManager, modifiedMs: number }> {
-    const path = this.index.get(id)
+    let path = this.index.get(id)
+    // An agent may have moved the directory (agent-dirs.ts): follow the file by its name.
+    if (path !== undefined && !this.storage.existsSync(path)) {
+      const moved = findMovedSessionFile(this.storage, this.dataDir, path)
+      if (moved !== undefined) this.index.set(id, moved)
+      path = moved
+    }
     // A file that vanished is not recreated: opening a missing path would start a new session.
-    if (path === undefined || !this.storage.existsSync(path)) {
-      if (path !== undefined) this.index.delete(id)
+    if (path === undefined) {
+      this.index.delete(id)
       throw new SessionNotFound(id)
     }
     const manager = await SessionManager.open(path, undefined, this.storage, this.managerOptions())

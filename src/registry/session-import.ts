@@ -9,7 +9,7 @@ import { InvalidArgument, SessionExists } from '../errors.js'
 import { assertValidCwd, encodeCwd, sessionFileName } from '../session/cwd.js'
 import { nowIso } from '../session/ids.js'
 import { assertSupportedVersion, migrateSessionEntries } from '../session/migrate.js'
-import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
+import { isValidHeader, parseJsonlLenient, titleSlotLine } from '../session/parser.js'
 import { prepareRecordForWrite, serializeRecord } from '../session/persist-transform.js'
 import { SessionManager } from '../session/session-manager.js'
 import type { FileRecord } from '../session/types.js'
@@ -35,18 +35,43 @@ export async function importSession (core: RegistryCore, text: string, newId: bo
   assertClientId(id)
   if (!core.index.reserve(id)) throw new SessionExists(id)
   try {
-    migrateSessionEntries(records)
+    const migrated = migrateSessionEntries(records)
     const timestamp = typeof header.timestamp === 'string' && ISO_RE.test(header.timestamp) ? header.timestamp : nowIso()
     const path = join(core.dataDir, 'sessions', encodeCwd(header.cwd), sessionFileName(timestamp, id))
     if (core.storage.existsSync(path)) throw new SessionExists(id)
-    let out = ''
-    for (const record of records) out += serializeRecord(await prepareRecordForWrite(record, core.blobs))
+    const out = !migrated && isCanonical(text) ? text : await normalized(core, text, records)
     await writeAtomically(core.storage, path, out)
     const m = await SessionManager.open(path, undefined, core.storage, core.managerOptions())
     return core.view(core.adopt(m))
   } finally {
     core.index.release(id)
   }
+}
+
+/**
+ * True when `text` is exactly what this service would write for its records, apart from the
+ * §9 size and blob rules: LF-terminated compact JSON lines, one object each, no BOM, nothing
+ * skipped. Such a file (a current agent's own) is stored byte for byte, so the export is the
+ * agent's file again and its images stay where the agent put them (docs/compatibility.md).
+ */
+function isCanonical (text: string): boolean {
+  if (text === '' || !text.endsWith('\n') || text.charCodeAt(0) === 0xfeff) return false
+  for (let start = 0; start < text.length;) {
+    const end = text.indexOf('\n', start)
+    const line = text.slice(start, end)
+    let value: unknown
+    try { value = JSON.parse(line) } catch { return false }
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || JSON.stringify(value) !== line) return false
+    start = end + 1
+  }
+  return true
+}
+
+/** Every record written as the service writes it (§9 applied); an agent's title slot stays line 1. */
+async function normalized (core: RegistryCore, text: string, records: FileRecord[]): Promise<string> {
+  let out = titleSlotLine(text)
+  for (const record of records) out += serializeRecord(await prepareRecordForWrite(record, core.blobs))
+  return out
 }
 
 /** `forkFrom` a staging copy: new id, `parentSession` = the file's id, every entry kept. */

@@ -53,8 +53,10 @@ export async function readSessionId (storage: SessionStorage, path: string): Pro
   try {
     let text = await storage.readTextPrefix(path, PREFIX_READ_BYTES)
     if (!text.includes('\n') && Buffer.byteLength(text, 'utf8') >= PREFIX_READ_BYTES) text = await storage.readText(path)
-    const end = text.indexOf('\n')
-    const header = parseJsonlLenient(end === -1 ? text : text.slice(0, end))[0]
+    // The header is line 1, or line 2 behind an agent's title slot (parseJsonlLenient folds it).
+    const first = text.indexOf('\n')
+    const second = first === -1 ? -1 : text.indexOf('\n', first + 1)
+    const header = parseJsonlLenient(second === -1 ? text : text.slice(0, second))[0]
     return isValidHeader(header) ? header.id : undefined
   } catch {
     return undefined

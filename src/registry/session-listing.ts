@@ -4,13 +4,15 @@
  * summarized from their files, cached by path until the file's mtime or size changes. Recent
  * items come from prefix reads of the files plus the deferred sessions that have none yet.
  */
-import { dirname, join } from 'node:path'
-import { assertValidCwd, encodeCwd } from '../session/cwd.js'
+import { dirname } from 'node:path'
+import { findMovedSessionFile, sessionDirsOf } from '../session/agent-dirs.js'
+import { assertValidCwd } from '../session/cwd.js'
 import { getRecentSessions } from '../session/discovery.js'
 import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
 import type { FileRecord } from '../session/types.js'
 import { compareListKeys, decodeCursor, encodeCursor, type ListKey } from './cursor.js'
 import { Lru } from './lru.js'
+import { publicHeader } from './public-header.js'
 import { deferredRecent, type RecentItem } from './recent-deferred.js'
 import type { RegistryCore } from './registry-core.js'
 import { infoView, SessionSummary } from './session-info.js'
@@ -41,9 +43,9 @@ export class SessionListing {
     const core = this.#core
     const limit = Math.min(Math.max(query.limit ?? 50, 1), 1000)
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
-    const dir = query.cwd === undefined ? undefined : this.#dirOf(query.cwd)
+    const dirs = query.cwd === undefined ? undefined : new Set(this.#dirsOf(query.cwd))
     await core.ready
-    const candidates = [...core.index.entries()].filter(([, path]) => dir === undefined || dirname(path) === dir)
+    const candidates = [...core.index.entries()].filter(([, path]) => dirs === undefined || dirs.has(dirname(path)))
     const listed: Listed[] = []
     let next = 0
     const worker = async (): Promise<void> => {
@@ -67,27 +69,38 @@ export class SessionListing {
    * the deferred sessions held open there, which have no file yet; default 3.
    */
   async recent (cwd: string, limit = 3): Promise<RecentSessionView[]> {
-    const dir = this.#dirOf(cwd)
+    const dirs = this.#dirsOf(cwd)
     const max = Math.min(Math.max(limit, 1), 1000)
     await this.#core.ready
-    const files = (await getRecentSessions(this.#core.storage, dir, max))
-      .map((r): RecentItem => ({ id: r.id, name: r.name, modifiedMs: r.mtime.getTime() }))
-    const items = [...files, ...deferredRecent(this.#core.open.values(), dir)]
+    const items: RecentItem[] = []
+    for (const dir of dirs) {
+      for (const r of await getRecentSessions(this.#core.storage, dir, max)) items.push({ id: r.id, name: r.name, modifiedMs: r.mtime.getTime() })
+    }
+    items.push(...deferredRecent(this.#core.open.values(), dirs[0]!))
     items.sort((a, b) => b.modifiedMs - a.modifiedMs)
     return items.slice(0, max).map((r) => ({ id: r.id, name: r.name, modified: new Date(r.modifiedMs).toISOString() }))
   }
 
-  #dirOf (cwd: string): string {
+  /** The cwd's directory (SPEC.md §2.2) and the agents' own names for it (agent-dirs.ts). */
+  #dirsOf (cwd: string): string[] {
     assertValidCwd(cwd)
-    return join(this.#core.dataDir, 'sessions', encodeCwd(cwd))
+    return sessionDirsOf(this.#core.dataDir, cwd)
   }
 
-  async #item (id: string, path: string): Promise<Listed | undefined> {
+  async #item (id: string, indexed: string): Promise<Listed | undefined> {
     const slot = this.#core.open.peek(id)
     if (slot !== undefined) return { id, modifiedMs: slot.modifiedMs, info: this.#core.info(slot) }
+    let path = indexed
+    if (!this.#core.storage.existsSync(path)) {
+      // An agent moved the directory (agent-dirs.ts): follow the file, keep the session listed.
+      const moved = findMovedSessionFile(this.#core.storage, this.#core.dataDir, path)
+      if (moved === undefined) return undefined
+      this.#core.index.set(id, moved)
+      path = moved
+    }
     const file = await this.#read(path)
     if (file === undefined) return undefined
-    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(file.header, file.summary, file.mtimeMs), id } }
+    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(publicHeader(file.header, this.#core.dataDir), file.summary, file.mtimeMs), id } }
   }
 
   async #read (path: string): Promise<CachedFile | undefined> {

@@ -5,6 +5,7 @@
  */
 import { dirname } from 'node:path'
 import { InvalidSessionId, SessionExists } from '../errors.js'
+import { sessionDirsOf } from '../session/agent-dirs.js'
 import { resolveContinueTarget, writeBreadcrumb } from '../session/breadcrumbs.js'
 import { assertValidCwd } from '../session/cwd.js'
 import { serializeRecord } from '../session/persist-transform.js'
@@ -53,7 +54,8 @@ export async function create (core: RegistryCore, input: CreateInput): Promise<S
 export async function continueRecent (core: RegistryCore, cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
   await core.ready
   assertValidCwd(cwd)
-  const path = await resolveContinueTarget(core.storage, { dataDir: core.dataDir, cwd, terminalId })
+  const sessionDirs = sessionDirsOf(core.dataDir, cwd)
+  const path = await resolveContinueTarget(core.storage, { dataDir: core.dataDir, cwd, terminalId, sessionDirs })
   const id = path === null ? undefined : core.index.idForPath(path) ?? await indexFile(core, path)
   if (path !== null && id !== undefined) {
     const session = await core.use(id, (slot) => core.view(slot))

@@ -85,8 +85,9 @@ export class SessionRegistry {
     return entries.append(this.#core, id, body, options)
   }
 
-  setLeaf (id: string, leafId: string | null, ifMatch?: string): Promise<{ leafId: string | null, etag: string }> {
-    return entries.setLeaf(this.#core, id, leafId, ifMatch)
+  /** `durable`: record the move on disk as the agents do (see `entries.setLeaf`). */
+  setLeaf (id: string, leafId: string | null, ifMatch?: string, durable = false): Promise<entries.LeafMoved> {
+    return entries.setLeaf(this.#core, id, leafId, ifMatch, durable)
   }
 
   branchSummary (id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null }>> {

@@ -3,6 +3,7 @@
  * One function serves the typed methods and the generic `appendEntry` used by HTTP batches.
  */
 import { EntryNotFound, InvalidArgument } from '../errors.js'
+import { messageProblem, withReaderUsage } from './reader-fields.js'
 import type { FileRecord } from './types.js'
 
 /** Roles only the model itself produces (§6.4 `appendMessage`). */
@@ -32,7 +33,7 @@ export function checkNewEntry (fields: FileRecord, exists: (id: string) => boole
       if (typeof entry.fromId !== 'string') throw new InvalidArgument('fromId must be a string')
       break
   }
-  return entry
+  return withReaderUsage(entry)
 }
 
 function checkMessage (message: unknown): void {
@@ -42,4 +43,6 @@ function checkMessage (message: unknown): void {
   const role = (message as { role?: unknown }).role
   if (typeof role !== 'string') throw new InvalidArgument('message must be an object with a string role')
   if (RESERVED_ROLES.has(role)) throw new InvalidArgument(`message role ${role} is reserved`)
+  const problem = messageProblem(message as Record<string, unknown>)
+  if (problem !== undefined) throw new InvalidArgument(problem)
 }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import type { SessionStorage } from '../storage/types.js'
 import { assertValidTerminalId, encodeCwd } from './cwd.js'
-import { findMostRecentSession } from './discovery.js'
+import { findMostRecentSession, getRecentSessions } from './discovery.js'
 
 /** The part of a pino logger that breadcrumb writing uses. */
 export interface BreadcrumbLogger {
@@ -29,6 +29,8 @@ export interface ContinueTargetOptions {
   terminalId?: string
   /** Where to look for the newest session; default `DATA_DIR/sessions/<encodeCwd(cwd)>`. */
   sessionDir?: string
+  /** Several directories to look in (the newest session of all wins); overrides `sessionDir`. */
+  sessionDirs?: string[]
 }
 
 /**
@@ -113,8 +115,14 @@ export async function resolveContinueTarget (
       if (file !== null) return file
     }
   }
-  const sessionDir = options.sessionDir ?? join(dataDir, 'sessions', encodeCwd(cwd))
-  return await findMostRecentSession(storage, sessionDir)
+  const dirs = options.sessionDirs ?? [options.sessionDir ?? join(dataDir, 'sessions', encodeCwd(cwd))]
+  if (dirs.length === 1) return await findMostRecentSession(storage, dirs[0]!)
+  let newest: { path: string, mtimeMs: number } | undefined
+  for (const dir of dirs) {
+    const [found] = await getRecentSessions(storage, dir, 1)
+    if (found !== undefined && (newest === undefined || found.mtime.getTime() > newest.mtimeMs)) newest = { path: found.path, mtimeMs: found.mtime.getTime() }
+  }
+  return newest?.path ?? null
 }
 
 /**

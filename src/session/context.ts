@@ -109,7 +109,44 @@ function applyEntry (state: PathState, e: SessionEntryBase, i: number): void {
     case 'compaction':
       state.compactionAt = i
       break
+    case 'service_tier_change': {
+      const tier = coerceServiceTier(e.serviceTier)
+      if (tier === undefined) delete context.serviceTier
+      else context.serviceTier = tier
+      break
+    }
   }
+}
+
+const SERVICE_TIERS: ReadonlySet<string> = new Set(['auto', 'default', 'flex', 'scale', 'priority'])
+const TIER_FAMILIES = ['openai', 'anthropic', 'google'] as const
+/** The readers' tier names: what each one means per provider family. */
+const NAMED_TIERS: Readonly<Record<string, Record<string, string>>> = {
+  priority: { openai: 'priority', anthropic: 'priority', google: 'priority' },
+  'openai-only': { openai: 'priority' },
+  'claude-only': { anthropic: 'priority' },
+  auto: { openai: 'auto' },
+  default: { openai: 'default' },
+  flex: { openai: 'flex' },
+  scale: { openai: 'scale' },
+}
+
+/**
+ * A `service_tier_change` value as the agents read it: a tier name becomes its per-family
+ * object, an object keeps its known families with known tiers, anything else (and `null`)
+ * means no tier.
+ */
+export function coerceServiceTier (value: unknown): Record<string, string> | undefined {
+  if (typeof value === 'string') {
+    return Object.hasOwn(NAMED_TIERS, value) ? { ...NAMED_TIERS[value] } : undefined
+  }
+  if (!isObject(value)) return undefined
+  const out: Record<string, string> = {}
+  for (const family of TIER_FAMILIES) {
+    const tier = value[family]
+    if (typeof tier === 'string' && SERVICE_TIERS.has(tier)) out[family] = tier
+  }
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 /** `provider/model` of an assistant message carrying both as non-empty strings. */

@@ -20,7 +20,44 @@ export function parseJsonlLenient (text: string): FileRecord[] {
     if (record !== undefined) records.push(record)
     start = end + 1
   }
+  return foldTitleSlot(records)
+}
+
+/**
+ * The fixed-width title line newer agents write before the header so that a rename rewrites
+ * only that line: `{"type":"title","v":1,"title","updatedAt","pad"[,"source"]}`.
+ */
+export function isTitleSlot (record: FileRecord | undefined): boolean {
+  return record !== undefined && record.type === 'title' && record.v === 1 && typeof record.title === 'string' &&
+    typeof record.updatedAt === 'string' && typeof record.pad === 'string' &&
+    (record.source === undefined || record.source === 'auto' || record.source === 'user')
+}
+
+/**
+ * Records as the agents read them: a title slot before a valid header is taken out and its
+ * title (and source) replace the header's, an empty title removing it (docs/compatibility.md).
+ * Mutates and returns `records`.
+ */
+export function foldTitleSlot (records: FileRecord[]): FileRecord[] {
+  const slot = records[0]
+  const header = records[1]
+  if (!isTitleSlot(slot) || !isValidHeader(header)) return records
+  records.shift()
+  const { title, source } = slot as { title: string, source?: string }
+  const target: FileRecord = header
+  if (title !== '') target.title = title
+  else delete target.title
+  if (source !== undefined) target.titleSource = source
+  else delete target.titleSource
   return records
+}
+
+/** The title slot line of `text` (with its `"\n"`), when its first line is one; else `''`. */
+export function titleSlotLine (text: string): string {
+  const end = text.indexOf('\n')
+  if (end === -1) return ''
+  const line = text.slice(text.charCodeAt(0) === 0xfeff ? 1 : 0, end + 1)
+  return isTitleSlot(parseLine(line, 0, line.length - 1)) ? line : ''
 }
 
 /** One line of `text` between `start` and `end` (exclusive), or undefined when it is not an object. */
@@ -91,13 +128,15 @@ export class JsonlStreamParser {
   end (): FileRecord[] {
     this.#take(this.#pending, 0, this.#pending.length)
     this.#pending = ''
-    return this.records
+    return foldTitleSlot(this.records)
   }
 
   #take (text: string, start: number, end: number): void {
     const record = parseLine(text, start, end)
     if (record !== undefined) this.records.push(record)
-    if (this.#line++ === 0) this.firstLine = record
+    const line = this.#line++
+    // Behind a title slot, the header is on the second line.
+    if (line === 0 || (line === 1 && isTitleSlot(this.firstLine))) this.firstLine = record
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { BlobRef, BlobStore } from '../blobs/types.js'
-import { isObject } from './guards.js'
+import { isNonEmptyString, isObject } from './guards.js'
 import { isEntry } from './tree.js'
 import {
   BLOB_EXTERNALIZE_THRESHOLD, BLOB_REF_PREFIX, MAX_PERSIST_CHARS, TRUNCATION_NOTICE, type FileRecord,
@@ -27,7 +27,8 @@ const KEEP_CHARS = MAX_PERSIST_CHARS - TRUNCATION_NOTICE.length
 type PendingBlobs = Map<string, Buffer>
 
 /**
- * The stored form of `record`: strings over 500,000 code units truncated with the notice,
+ * The stored form of `record`: strings over 500,000 code units truncated with the notice (never
+ * a provider signature, nor any string of a signed block: the agents keep those whole),
  * `partialJson`/`jsonlEvents` removed, `lineCount` recomputed where §9.2 says so, and large
  * image blocks in `content` arrays replaced by `blob:sha256:<hex>` refs. Every referenced blob
  * is put (and awaited) before this resolves, so it is stored before the line is written.
@@ -78,7 +79,27 @@ function transformValue (value: unknown, inContentArray: boolean, pending: Pendi
   if (Array.isArray(value)) return transformArray(value, inContentArray, pending)
   const obj = value as Record<string, unknown>
   if (inContentArray && isExternalizable(obj)) return externalize(obj, pending)
+  if (isSignedBlock(obj)) return obj
   return transformObject(obj, pending)
+}
+
+/** Keys holding provider signatures: a cut signature is rejected by the provider, so never cut. */
+const SIGNATURE_KEYS: ReadonlySet<string> = new Set(['thinkingSignature', 'thoughtSignature', 'textSignature'])
+
+/**
+ * A block the provider signed or encrypted, which the agents persist verbatim (no string in it is
+ * cut): thinking with a signature, text with a text signature, a tool call with a thought
+ * signature, redacted thinking, and an encrypted reasoning item.
+ */
+function isSignedBlock (obj: Record<string, unknown>): boolean {
+  switch (obj.type) {
+    case 'thinking': return isNonEmptyString(obj.thinkingSignature)
+    case 'text': return isNonEmptyString(obj.textSignature)
+    case 'toolCall': return isNonEmptyString(obj.thoughtSignature)
+    case 'redactedThinking': return isNonEmptyString(obj.data)
+    case 'reasoning': return isNonEmptyString(obj.encrypted_content)
+    default: return false
+  }
 }
 
 function transformArray (arr: readonly unknown[], isContent: boolean, pending: PendingBlobs): unknown[] {
@@ -103,7 +124,9 @@ function transformObject (obj: Record<string, unknown>, pending: PendingBlobs): 
       continue
     }
     const v = obj[key]
-    const t = transformValue(v, key === 'content' && Array.isArray(v), pending)
+    const t = key === 'image_url' && isImageDataUrl(v)
+      ? externalizeDataUrl(v, pending)
+      : typeof v === 'string' && SIGNATURE_KEYS.has(key) ? v : transformValue(v, key === 'content' && Array.isArray(v), pending)
     if (t !== v) out ??= copyPrefix(obj, keys, i)
     if (out !== undefined) setOwn(out, key, t)
   }
@@ -135,6 +158,19 @@ function isExternalizable (block: Record<string, unknown>): boolean {
   return block.type === 'image' && typeof block.data === 'string' && block.data.length >= BLOB_EXTERNALIZE_THRESHOLD
 }
 
+/** A provider image data URL (`data:image/…;base64,…`), which the agents store as a blob (§9.3). */
+export function isImageDataUrl (value: unknown): value is string {
+  return typeof value === 'string' && value.startsWith('data:image/') && value.includes(';base64,')
+}
+
+/** The ref of a data URL stored whole as UTF-8, as the agents store `image_url` values. */
+function externalizeDataUrl (url: string, pending: PendingBlobs): string {
+  const bytes = Buffer.from(url, 'utf8')
+  const hash = createHash('sha256').update(bytes).digest('hex')
+  pending.set(hash, bytes)
+  return BLOB_REF_PREFIX + hash
+}
+
 /**
  * The stored copy of an image block: `data` becomes the ref of its base64-decoded bytes (Node's
  * lenient decoder); the other fields go through §9.2 like any value.
@@ -150,10 +186,15 @@ function externalize (block: Record<string, unknown>, pending: PendingBlobs): Re
 }
 
 /**
- * Replaces, in place, valid blob refs in image blocks of `message.content` arrays (`message`
- * entries) and `content` arrays (`custom_message` entries) with the canonical base64 of the
- * blob's bytes. A missing blob leaves the ref and calls `warn(hash)`. Invalid refs and refs
- * anywhere else are never looked up.
+ * Replaces, in place, every valid blob ref the agents' readers resolve when they load a file
+ * (docs/compatibility.md), in every entry at any depth:
+ * - the `data` of an image block that is, or is an element of (arrays nested in arrays count),
+ *   the value of a `content` key, and of an image payload in an `images` array (`type: "image"`
+ *   or an `image/*` `mimeType`): the canonical base64 of the blob's bytes;
+ * - the `result` of an `image_generation_call` object: base64 as well;
+ * - an `image_url` string: the blob's bytes as UTF-8 (the data URL stored whole).
+ * A missing blob leaves the ref and calls `warn(hash)`. Invalid refs are never looked up; the
+ * header and opaque records are left alone.
  * @see SPEC.md §9.5
  */
 export async function resolveBlobRefs (
@@ -162,30 +203,69 @@ export async function resolveBlobRefs (
   warn: (hash: string) => void
 ): Promise<void> {
   const cache = new Map<string, Buffer | null>()
-  for (const record of entries) {
-    const content = resolvableContent(record)
-    if (content === undefined) continue
-    for (const block of content) {
-      if (!isObject(block) || block.type !== 'image' || !isBlobRef(block.data)) continue
-      const hash = block.data.slice(BLOB_REF_PREFIX.length)
-      let bytes = cache.get(hash)
-      if (bytes === undefined) {
-        bytes = await blobs.get(hash)
-        cache.set(hash, bytes)
-      }
-      if (bytes === null) warn(hash)
-      else block.data = bytes.toString('base64')
+  const bytesOf = async (ref: string): Promise<Buffer | null> => {
+    const hash = ref.slice(BLOB_REF_PREFIX.length)
+    let bytes = cache.get(hash)
+    if (bytes === undefined) {
+      bytes = await blobs.get(hash)
+      cache.set(hash, bytes)
     }
+    if (bytes === null) warn(hash)
+    return bytes
+  }
+  for (const record of entries) {
+    if (isEntry(record) && containsRef(record)) await resolveIn(record, undefined, bytesOf)
   }
 }
 
-/** The content array §9.5 resolves for this record, if any. */
-function resolvableContent (record: FileRecord): unknown[] | undefined {
-  if (!isEntry(record)) return undefined
-  if (record.type === 'message') {
-    const message = record.message
-    return isObject(message) && Array.isArray(message.content) ? message.content : undefined
+type BytesOf = (ref: string) => Promise<Buffer | null>
+
+/** Walks `value` (found under `key`) and resolves the refs in reader positions. Iterative over arrays. */
+async function resolveIn (value: unknown, key: string | undefined, bytesOf: BytesOf): Promise<void> {
+  if (Array.isArray(value)) {
+    for (const item of value) await resolveIn(item, key, bytesOf)
+    return
   }
-  if (record.type === 'custom_message') return Array.isArray(record.content) ? record.content : undefined
-  return undefined
+  if (!isObject(value)) return
+  if (key !== 'frames' && isImagePosition(value, key) && isBlobRef(value.data)) {
+    const bytes = await bytesOf(value.data)
+    if (bytes !== null) value.data = bytes.toString('base64')
+    return
+  }
+  if (value.type === 'image_generation_call' && isBlobRef(value.result)) {
+    const bytes = await bytesOf(value.result)
+    if (bytes !== null) value.result = bytes.toString('base64')
+  }
+  if (isBlobRef(value.image_url)) {
+    const bytes = await bytesOf(value.image_url)
+    if (bytes !== null) value.image_url = bytes.toString('utf8')
+  }
+  for (const child of Object.keys(value)) {
+    const v = value[child]
+    if (typeof v === 'object' && v !== null) await resolveIn(v, child, bytesOf)
+  }
+}
+
+/** An image block under `content`, or an image payload under `images`. */
+function isImagePosition (value: Record<string, unknown>, key: string | undefined): value is Record<string, unknown> & { data: string } {
+  if (typeof value.data !== 'string') return false
+  if (key === 'content') return value.type === 'image'
+  if (key === 'images') return value.type === 'image' || (typeof value.mimeType === 'string' && value.mimeType.toLowerCase().startsWith('image/'))
+  return false
+}
+
+/** Whether any string below `value` is a valid ref: most entries have none and are skipped. */
+function containsRef (value: unknown): boolean {
+  const stack: unknown[] = [value]
+  while (stack.length > 0) {
+    const v = stack.pop()
+    if (typeof v === 'string') {
+      if (v.length === 76 && isBlobRef(v)) return true
+    } else if (Array.isArray(v)) {
+      for (const item of v) stack.push(item)
+    } else if (typeof v === 'object' && v !== null) {
+      for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k])
+    }
+  }
+  return false
 }

@@ -111,8 +111,10 @@ export async function createBranchedSession (m: SessionManager, leafId: string):
   }
   const id = createSessionId()
   const timestamp = nowIso()
+  // The parent's id, as `fork` and `forkFrom` store it: never a server file path, which would
+  // name where data lives and go stale when the directory moves (docs/compatibility.md).
   const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: m.cwd }
-  if (m.sessionFile !== undefined) header.parentSession = m.sessionFile
+  if (m.env.persist) header.parentSession = m.getSessionId()
   m.state.replace([header, ...kept])
   m.sessionName = undefined
   if (!m.env.persist) return undefined

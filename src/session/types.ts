@@ -78,10 +78,36 @@ export const entryFields = {
     outputSchema: Type.Optional(Type.Unknown()),
   },
   mode_change: { mode: Type.String(), data: Type.Optional(Type.Record(Type.String(), Type.Unknown())) },
+  /**
+   * Written by newer agent builds: the provider service tier in force, a tier name
+   * (`"priority"`, `"flex"`, …), a per-family object (`{openai: "priority"}`) or `null` (none).
+   * The context carries it as the readers do (`coerceServiceTier`).
+   */
+  service_tier_change: {
+    serviceTier: Type.Optional(Type.Union([Type.String(), Type.Record(Type.String(), Type.String()), Type.Null()])),
+  },
 } as const
 
 export type EntryType = keyof typeof entryFields
 export const ENTRY_TYPES = Object.keys(entryFields) as EntryType[]
+
+/**
+ * An entry of a type this build does not know (newer agents add types all the time): any
+ * string `type` other than the known ones and `session` (a header is never an entry). It is
+ * stored untouched, placed in the tree and ignored by the context (§3.4).
+ */
+export const OtherEntrySchema = Type.Object({
+  type: Type.String({
+    minLength: 1,
+    not: { enum: [...ENTRY_TYPES, 'session'] },
+    description: 'Any type other than the known ones and `session`',
+  }),
+}, { additionalProperties: true, title: 'other' })
+
+/** True for a `type` that names no known entry kind and is not the header's. */
+export function isOtherEntryType (type: unknown): type is string {
+  return typeof type === 'string' && type !== '' && type !== 'session' && !Object.hasOwn(entryFields, type)
+}
 
 const base = {
   id: Type.String({ minLength: 1 }),
@@ -103,6 +129,7 @@ export const LabelEntrySchema = entrySchema('label')
 export const TtsrInjectionEntrySchema = entrySchema('ttsr_injection')
 export const SessionInitEntrySchema = entrySchema('session_init')
 export const ModeChangeEntrySchema = entrySchema('mode_change')
+export const ServiceTierChangeEntrySchema = entrySchema('service_tier_change')
 
 export type MessageEntry = Static<typeof MessageEntrySchema>
 export type ThinkingLevelChangeEntry = Static<typeof ThinkingLevelChangeEntrySchema>
@@ -115,6 +142,7 @@ export type LabelEntry = Static<typeof LabelEntrySchema>
 export type TtsrInjectionEntry = Static<typeof TtsrInjectionEntrySchema>
 export type SessionInitEntry = Static<typeof SessionInitEntrySchema>
 export type ModeChangeEntry = Static<typeof ModeChangeEntrySchema>
+export type ServiceTierChangeEntry = Static<typeof ServiceTierChangeEntrySchema>
 
 /** Base of every entry, including entries of types this build does not know (§3.4). */
 export interface SessionEntryBase {
@@ -132,7 +160,7 @@ export interface SessionEntryBase {
 export type SessionEntry =
   | MessageEntry | ThinkingLevelChangeEntry | ModelChangeEntry | CompactionEntry
   | BranchSummaryEntry | CustomEntry | CustomMessageEntry | LabelEntry
-  | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry
+  | TtsrInjectionEntry | SessionInitEntry | ModeChangeEntry | ServiceTierChangeEntry
 
 /** What `buildSessionContext` returns (SPEC.md §7.1). */
 export interface SessionContext {
@@ -142,6 +170,8 @@ export interface SessionContext {
   injectedTtsrRules: string[]
   mode: string
   modeData?: Record<string, unknown>
+  /** Per provider family, from the last `service_tier_change` on the path (absent: none). */
+  serviceTier?: Record<string, string>
 }
 
 /** A node of `getTree()` (SPEC.md §6.6). */

@@ -187,7 +187,7 @@ export interface paths {
         put?: never;
         /**
          * Import a session file (JSONL, any version)
-         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated.
+         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md).
          */
         post: operations["importSession"];
         delete?: never;
@@ -255,7 +255,7 @@ export interface paths {
         put?: never;
         /**
          * Copy the session (every entry) or, with `leafId`, the path root→leafId into a new session
-         * @description The body is optional: no body copies every entry.
+         * @description The body is optional: no body copies every entry. The new header's `parentSession` is this session's id.
          */
         post: operations["forkSession"];
         delete?: never;
@@ -338,7 +338,7 @@ export interface paths {
         get?: never;
         /**
          * Move the leaf without appending
-         * @description Moves the leaf to an entry, or to `null` (before the first entry). The next append attaches there.
+         * @description The leaf is not stored in the session file (SPEC.md §6.1): a move alone is held in memory and answered with `durable: false`; it is lost when the server restarts or evicts the session, which then reopens at its last entry in file order, as the agents do. With `durable: true` the move is recorded the way the agents record one: an empty `branch_summary` (nothing in the context) is appended under `leafId` and becomes the leaf; the answer names it and says `durable: true` once it is fsynced (`false` while the session is still held in memory before its first assistant message).
          */
         put: operations["setLeaf"];
         post?: never;
@@ -814,6 +814,22 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A stored `service_tier_change` entry (unknown keys kept) */
+        ServiceTierChangeEntry: {
+            /** @enum {string} */
+            type: "service_tier_change";
+            /** @description Entry id, unique in the session */
+            id: string;
+            /** @description Parent entry id; `null` for a root */
+            parentId?: string | null;
+            /** @description ISO 8601 instant of the append */
+            timestamp?: string;
+            serviceTier?: string | {
+                [key: string]: string;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
         /** @description An entry of another type, returned as stored */
         OtherEntry: {
             /** @description The entry type */
@@ -828,7 +844,7 @@ export interface components {
             [key: string]: unknown;
         };
         /** @description A stored entry: the fields of its type plus `id`, `parentId`, `timestamp` */
-        Entry: components["schemas"]["MessageEntry"] | components["schemas"]["ThinkingLevelChangeEntry"] | components["schemas"]["ModelChangeEntry"] | components["schemas"]["CompactionEntry"] | components["schemas"]["BranchSummaryEntry"] | components["schemas"]["CustomEntry"] | components["schemas"]["CustomMessageEntry"] | components["schemas"]["LabelEntry"] | components["schemas"]["TtsrInjectionEntry"] | components["schemas"]["SessionInitEntry"] | components["schemas"]["ModeChangeEntry"] | components["schemas"]["OtherEntry"];
+        Entry: components["schemas"]["MessageEntry"] | components["schemas"]["ThinkingLevelChangeEntry"] | components["schemas"]["ModelChangeEntry"] | components["schemas"]["CompactionEntry"] | components["schemas"]["BranchSummaryEntry"] | components["schemas"]["CustomEntry"] | components["schemas"]["CustomMessageEntry"] | components["schemas"]["LabelEntry"] | components["schemas"]["TtsrInjectionEntry"] | components["schemas"]["SessionInitEntry"] | components["schemas"]["ModeChangeEntry"] | components["schemas"]["ServiceTierChangeEntry"] | components["schemas"]["OtherEntry"];
         /** @description A `message` entry to append */
         NewMessageEntry: {
             /** @enum {string} */
@@ -941,8 +957,25 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description Any entry type of SPEC.md §3.5 without id, parentId and timestamp */
-        NewEntry: components["schemas"]["NewMessageEntry"] | components["schemas"]["NewThinkingLevelChangeEntry"] | components["schemas"]["NewModelChangeEntry"] | components["schemas"]["NewCompactionEntry"] | components["schemas"]["NewBranchSummaryEntry"] | components["schemas"]["NewCustomEntry"] | components["schemas"]["NewCustomMessageEntry"] | components["schemas"]["NewLabelEntry"] | components["schemas"]["NewTtsrInjectionEntry"] | components["schemas"]["NewSessionInitEntry"] | components["schemas"]["NewModeChangeEntry"];
+        /** @description A `service_tier_change` entry to append */
+        NewServiceTierChangeEntry: {
+            /** @enum {string} */
+            type: "service_tier_change";
+            serviceTier?: string | {
+                [key: string]: string;
+            } | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An entry of another type: stored untouched, ignored by the context */
+        NewOtherEntry: {
+            /** @description Any type other than the known ones and `session` */
+            type: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Any entry type of SPEC.md §3.5, `service_tier_change`, or any other type (stored untouched), without id, parentId and timestamp */
+        NewEntry: components["schemas"]["NewMessageEntry"] | components["schemas"]["NewThinkingLevelChangeEntry"] | components["schemas"]["NewModelChangeEntry"] | components["schemas"]["NewCompactionEntry"] | components["schemas"]["NewBranchSummaryEntry"] | components["schemas"]["NewCustomEntry"] | components["schemas"]["NewCustomMessageEntry"] | components["schemas"]["NewLabelEntry"] | components["schemas"]["NewTtsrInjectionEntry"] | components["schemas"]["NewSessionInitEntry"] | components["schemas"]["NewModeChangeEntry"] | components["schemas"]["NewServiceTierChangeEntry"] | components["schemas"]["NewOtherEntry"];
         TreeNode: {
             id: string;
             parentId: string | null;
@@ -963,6 +996,10 @@ export interface components {
             mode: string;
             modeData?: {
                 [key: string]: unknown;
+            };
+            /** @description Provider service tier per family (`openai`, `anthropic`, `google`), from the last `service_tier_change` on the path */
+            serviceTier?: {
+                [key: string]: string;
             };
         };
         /** @description `{entries: [...], parentId?}`. The server also takes one NewEntry as the whole body (a batch of one). */
@@ -990,10 +1027,14 @@ export interface components {
         };
         SetLeafBody: {
             leafId: string | null;
+            /** @description Record the move on disk (an empty branch summary under `leafId`); default false */
+            durable?: boolean;
         };
         LeafMove: {
             leafId: string | null;
             etag: string;
+            /** @description True: the move survives a restart. False: held in memory only, lost on restart or eviction */
+            durable: boolean;
         };
         BranchSummaryBody: {
             fromId: string | null;

@@ -18,13 +18,13 @@ const entriesUrl = (id: string): string => `/v1/sessions/${id}/entries`
 const get = (url: string) => app.inject({ method: 'GET', url })
 
 describe('PUT /v1/sessions/{id}/leaf', () => {
-  it('moves the leaf (200 {leafId, etag}); null resets it', async () => {
+  it('moves the leaf (200 {leafId, etag, durable: false}); null resets it', async () => {
     const { session, ids } = await persistedSession(app)
     const url = `/v1/sessions/${session.header.id}/leaf`
     const before = (await getSession(app, session.header.id)).etag
     const res = await app.inject({ method: 'PUT', url, payload: { leafId: ids[0] } })
     expect(res.statusCode).toBe(200)
-    expect(res.json()).toEqual({ leafId: ids[0], etag: expect.any(String) })
+    expect(res.json()).toEqual({ leafId: ids[0], etag: expect.any(String), durable: false })
     expect(res.json().etag).not.toBe(before)
     expect((await getSession(app, session.header.id)).etag).toBe(res.json().etag)
     const next = await append(app, session.header.id, message(user('sibling')))

@@ -95,7 +95,9 @@ describe('POST /v1/sessions/{id}/entries', () => {
     const { session } = await persistedSession(app)
     const bodies: unknown[] = [
       { entries: [message(user()), { type: 'message', message: { content: 'no role' } }] },
-      { entries: [message(user()), { type: 'no_such_type' }] },
+      { entries: [message(user()), { type: 'session', id: 'x' }] },
+      { entries: [message(user()), { type: '' }] },
+      { entries: [message(user()), { type: 'message', message: { role: 'assistant', content: 'text' } }] },
       { entries: [message(user()), { type: 'model_change', model: '' }] },
       { entries: [message(user()), { type: 'message', id: 'mine', message: user() }] },
       { entries: [message(user()), { type: 'message', message: { role: 'compactionSummary' } }] },

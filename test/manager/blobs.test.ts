@@ -98,7 +98,7 @@ describe('externalization on write (SPEC.md §9.3, §9.4)', () => {
     expect(contentOf(stored)[0]!.data).toBe(`blob:sha256:${hash}`)
   })
 
-  it('§12.77 an image inside details.x.content is stored as a ref and is still a ref after reload', async () => {
+  it('§12.77 an image inside details.x.content is stored as a ref and, as the agents read it, resolved again after reload', async () => {
     const big = imageOf(2000)
     const hash = sha256(big)
     const m = await create()
@@ -116,7 +116,7 @@ describe('externalization on write (SPEC.md §9.3, §9.4)', () => {
     expect(existsSync(blobPath(hash))).toBe(true)
     expect(nested(m.getEntry(t)!).data).toBe(big)
     const reopened = await open(m.getSessionFile()!)
-    expect(nested(reopened.getEntry(t)!).data).toBe(`blob:sha256:${hash}`)
+    expect(nested(reopened.getEntry(t)!).data).toBe(big)
     expect(env.logs.filter((l) => l.level === 'warn')).toEqual([])
   })
 

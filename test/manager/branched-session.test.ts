@@ -132,7 +132,7 @@ describe('createBranchedSession (SPEC.md §6.3)', () => {
     expect(labels[1]!.parentId).toBe(labels[0]!.id)
   })
 
-  it('§12.44 a persisting createBranchedSession writes a new file at once (parentSession = old path, no title, image refs); the old file is unchanged', async () => {
+  it('§12.44 a persisting createBranchedSession writes a new file at once (parentSession = old session id, never a file path; no title, image refs); the old file is unchanged', async () => {
     const m = await create()
     await m.setSessionName('Old title')
     const img = bigImage()
@@ -141,6 +141,7 @@ describe('createBranchedSession (SPEC.md §6.3)', () => {
     m.appendMessage(user('dropped'))
     await m.flush()
     const oldFile = m.getSessionFile()!
+    const oldId = m.getSessionId()
     const oldBytes = readFileSync(oldFile)
     const oldMtime = statSync(oldFile).mtimeMs
 
@@ -152,7 +153,7 @@ describe('createBranchedSession (SPEC.md §6.3)', () => {
     expect(m.isFlushed()).toBe(true)
     // Written at once: no flush() needed.
     const records = env.readJsonl(path!)
-    expect(records[0]).toEqual({ type: 'session', version: 3, id: m.getSessionId(), timestamp: records[0]!.timestamp, cwd: '/work/pi', parentSession: oldFile })
+    expect(records[0]).toEqual({ type: 'session', version: 3, id: m.getSessionId(), timestamp: records[0]!.timestamp, cwd: '/work/pi', parentSession: oldId })
     expect(m.getSessionId()).toMatch(UUIDV7)
     expect(basename(path!)).toBe(`${String(records[0]!.timestamp).replace(/[:.]/g, '-')}_${m.getSessionId()}.jsonl`)
     expect(m.getSessionName()).toBeUndefined()

@@ -348,7 +348,7 @@ describe('create options and forkCopy (the service side of §6.2, §6.3)', () =>
     const bytes = readFileSync(source.getSessionFile()!)
     const copy = await SessionManager.forkCopy(source, side)
     expect(ids(copy.getEntries())).toEqual([a, side])
-    expect(copy.getHeader().parentSession).toBe(source.getSessionFile())
+    expect(copy.getHeader().parentSession).toBe(source.getSessionId())
     expect(readFileSync(source.getSessionFile()!)).toEqual(bytes)
     await expect(SessionManager.forkCopy(source, 'nope')).rejects.toMatchObject({ code: 'SS_ENTRY_NOT_FOUND' })
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { isEmptyContent, isValidHeader, parseJsonlLenient } from '../../src/session/parser.js'
+import { isEmptyContent, isValidHeader, JsonlStreamParser, parseJsonlLenient, titleSlotLine } from '../../src/session/parser.js'
 
 const HEADER = '{"type":"session","version":3,"id":"s1","timestamp":"2026-03-14T15:04:07.123Z","cwd":"/w"}'
 const MSG = (id: string) =>
@@ -70,5 +70,37 @@ describe('isEmptyContent', () => {
   it('§5.3 only a BOM plus spaces, tabs, CR and LF count as empty', () => {
     for (const t of ['', '\uFEFF', ' \t\r\n', '\uFEFF  \n\r\n\t']) expect(isEmptyContent(t), JSON.stringify(t)).toBe(true)
     for (const t of ['x', '\u00a0', '\n\uFEFF', '{}']) expect(isEmptyContent(t), JSON.stringify(t)).toBe(false)
+  })
+})
+
+describe('an agent title slot before the header', () => {
+  /** The agents' fixed 256-byte slot line. */
+  const slot = (title: string, source?: string): string => {
+    const make = (pad: string): string => JSON.stringify({ type: 'title', v: 1, title, ...(source === undefined ? {} : { source }), updatedAt: '2026-03-14T15:04:07.123Z', pad }) + '\n'
+    return make(' '.repeat(256 - Buffer.byteLength(make(''))))
+  }
+  const header = JSON.stringify({ type: 'session', version: 3, id: 's1', timestamp: '2026-03-14T15:04:07.123Z', cwd: '/w', title: 'Old' }) + '\n'
+  const entry = JSON.stringify({ type: 'message', id: 'a', parentId: null, timestamp: 't', message: { role: 'user', content: 'x' } }) + '\n'
+
+  it('is folded into the header as the agents read it: its title wins, an empty one removes the header title', () => {
+    const line = slot('Renamed', 'user')
+    expect(Buffer.byteLength(line)).toBe(256)
+    expect(parseJsonlLenient(line + header + entry)).toEqual([
+      { type: 'session', version: 3, id: 's1', timestamp: '2026-03-14T15:04:07.123Z', cwd: '/w', title: 'Renamed', titleSource: 'user' },
+      { type: 'message', id: 'a', parentId: null, timestamp: 't', message: { role: 'user', content: 'x' } },
+    ])
+    expect(parseJsonlLenient(slot('') + header)[0]).not.toHaveProperty('title')
+    const parser = new JsonlStreamParser()
+    parser.push(line + header)
+    expect(parser.end()[0]).toMatchObject({ type: 'session', id: 's1', title: 'Renamed' })
+    expect(parser.firstLine).toMatchObject({ type: 'session', id: 's1' })
+    expect(titleSlotLine(line + header)).toBe(line)
+    expect(titleSlotLine(header)).toBe('')
+  })
+
+  it('is an ordinary record when no valid header follows it or when it is not a slot', () => {
+    expect(parseJsonlLenient(slot('T') + entry)[0]).toMatchObject({ type: 'title' })
+    const notSlot = JSON.stringify({ type: 'title', v: 2, title: 'T', updatedAt: 'x', pad: '' }) + '\n'
+    expect(parseJsonlLenient(notSlot + header)[0]).toMatchObject({ type: 'title', v: 2 })
   })
 })

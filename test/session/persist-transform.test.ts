@@ -67,12 +67,21 @@ describe('truncation (§9.2)', () => {
     expect(LONE_SURROGATE.test(out)).toBe(false)
   })
 
-  it('§12.73 a 600,000-unit thinkingSignature is truncated with the notice, not cleared', async () => {
-    const record = message([{ type: 'thinking', thinking: 't', thinkingSignature: 's'.repeat(600_000) }])
+  it('§12.73 a 600,000-unit thinkingSignature is stored whole, as the agents store it (neither cut nor cleared); in-memory values never change', async () => {
+    const signature = 's'.repeat(600_000)
+    const thinking = 't'.repeat(600_000)
+    const record = message([{ type: 'thinking', thinking, thinkingSignature: signature }, { type: 'text', text: 'x'.repeat(600_000) }])
     const stored = await prepareRecordForWrite(record, new FakeBlobStore())
-    const sig = (stored.message as any).content[0].thinkingSignature as string
-    expect(sig).toHaveLength(500_000)
-    expect(sig.endsWith(TRUNCATION_NOTICE)).toBe(true)
+    const content = (stored.message as any).content as Array<Record<string, string>>
+    expect(content[0]!.thinkingSignature).toBe(signature)
+    // The whole signed block is kept: its thinking text belongs to the signature.
+    expect(content[0]!.thinking).toBe(thinking)
+    // An unsigned block is cut as usual.
+    expect(content[1]!.text).toHaveLength(500_000)
+    expect((record.message as any).content[1].text).toHaveLength(600_000)
+    // A signature key outside a signed block is not cut either.
+    const loose = await prepareRecordForWrite({ type: 'custom', id: 'c', data: { thoughtSignature: signature } }, new FakeBlobStore())
+    expect((loose.data as { thoughtSignature: string }).thoughtSignature).toBe(signature)
   })
 
   it('§12.74 partialJson and jsonlEvents are absent at any depth', async () => {
@@ -154,7 +163,7 @@ describe('blob externalization (§9.3)', () => {
     expect(store.calls).toEqual([])
   })
 
-  it('§12.77 an image inside details.x.content is stored as a ref and is still a ref after reload', async () => {
+  it('§12.77 an image inside details.x.content is stored as a ref and, as the agents read it, resolved after reload', async () => {
     const store = new FakeBlobStore()
     const data = imageData(1500)
     const record: FileRecord = {
@@ -166,7 +175,7 @@ describe('blob externalization (§9.3)', () => {
     expect((stored.details as any).x.content[0].data).toBe(ref)
     const reloaded = JSON.parse(serializeRecord(stored)) as FileRecord
     await resolveBlobRefs([reloaded], store, () => {})
-    expect((reloaded.details as any).x.content[0].data).toBe(ref)
+    expect((reloaded.details as any).x.content[0].data).toBe(data)
   })
 
   it('§9.3 arrays nested directly in a content array count; images elsewhere are plain strings', async () => {
@@ -256,19 +265,35 @@ describe('blob ref resolution (§9.5)', () => {
     for (const s of bad) expect(isBlobRef(s)).toBe(false)
   })
 
-  it('§9.5 refs in other positions and in opaque records are not resolved', async () => {
+  it('§9.5 refs are resolved wherever the agents resolve them; never in opaque records or other positions', async () => {
     const store = new FakeBlobStore()
-    const ref = `blob:sha256:${'b'.repeat(64)}`
+    const bytes = Buffer.from('png bytes')
+    const { ref } = await store.put(bytes)
+    const url = 'data:image/png;base64,AAAA'
+    const urlRef = (await store.put(Buffer.from(url, 'utf8'))).ref
     const records: FileRecord[] = [
-      message([{ type: 'toolResult', content: [image(ref)] }], { details: { content: [image(ref)] } }),
-      { type: 'message', message: { role: 'user', content: [image(ref)] } }, // no id: opaque
+      message([{ type: 'toolResult', content: [image(ref)] }], { details: { content: [image(ref)] }, images: [{ data: ref, mimeType: 'image/png' }] }),
       { type: 'custom', id: 'x', content: [image(ref)] },
-      message([{ type: 'image_url', image_url: ref }]),
+      message([{ type: 'input_image', image_url: urlRef }, { type: 'image_generation_call', result: ref }]),
     ]
-    const snapshot = structuredClone(records)
     await resolveBlobRefs(records, store, () => {})
-    expect(records).toEqual(snapshot)
-    expect(store.calls).toEqual([])
+    const base64 = bytes.toString('base64')
+    const m0 = records[0]!.message as any
+    expect(m0.content[0].content[0].data).toBe(base64)
+    expect(m0.details.content[0].data).toBe(base64)
+    expect(m0.images[0].data).toBe(base64)
+    expect((records[1]!.content as any)[0].data).toBe(base64)
+    const m2 = records[2]!.message as any
+    expect(m2.content[0].image_url).toBe(url)
+    expect(m2.content[1].result).toBe(base64)
+
+    const untouched: FileRecord[] = [
+      { type: 'message', message: { role: 'user', content: [image(ref)] } }, // no id: opaque
+      message([{ type: 'text', text: ref }], { details: { data: ref, frames: [{ data: ref, mimeType: 'image/png' }] } }),
+    ]
+    const snapshot = structuredClone(untouched)
+    await resolveBlobRefs(untouched, store, () => {})
+    expect(untouched).toEqual(snapshot)
   })
 })
 
