@@ -68,7 +68,7 @@ describe('components', () => {
       expect(schemas[`New${pascal(type)}Entry`]?.properties?.type, type).toEqual({ type: 'string', enum: [type] })
     }
     expect(schemas.Entry.anyOf).toEqual([...ENTRY_TYPES.map((t) => ({ $ref: `#/components/schemas/${pascal(t)}Entry` })), { $ref: '#/components/schemas/OtherEntry' }])
-    expect(schemas.NewEntry.anyOf).toEqual(ENTRY_TYPES.map((t) => ({ $ref: `#/components/schemas/New${pascal(t)}Entry` })))
+    expect(schemas.NewEntry.anyOf).toEqual([...ENTRY_TYPES.map((t) => ({ $ref: `#/components/schemas/New${pascal(t)}Entry` })), { $ref: '#/components/schemas/NewOtherEntry' }])
   })
 
   it('names every JSON request body and every JSON success body', () => {
