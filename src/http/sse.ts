@@ -97,11 +97,12 @@ export class SseConnection {
   }
 
   /**
-   * Writes encoded text. True when the socket wants more; false when it pushes back (call
+   * Writes encoded events (text, or UTF-8 bytes that may be shared with other connections and
+   * are never modified). True when the socket wants more; false when it pushes back (call
    * `drain()` before writing again) or the stream is closed. Writing while the socket already
    * holds more than `maxBufferedBytes` unsent disconnects the subscriber instead.
    */
-  send (text: string): boolean {
+  send (text: string | Buffer): boolean {
     if (this.#closed) return false
     const raw = this.#reply.raw
     if (raw.writableNeedDrain && raw.writableLength > this.#options.maxBufferedBytes) {
