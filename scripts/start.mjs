@@ -52,5 +52,6 @@ export function buildIfStale (root = ROOT) {
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   buildIfStale()
-  await import(pathToFileURL(join(ROOT, BUILT)).href)
+  // `--build-only`: what the first start compiles, without starting (the benchmarks build first).
+  if (!process.argv.includes('--build-only')) await import(pathToFileURL(join(ROOT, BUILT)).href)
 }
