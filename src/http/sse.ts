@@ -51,6 +51,26 @@ export interface SseOptions {
 export type WakeReason = 'wake' | 'closed'
 
 /**
+ * Connections woken per event-loop turn. An append wakes every subscriber of its session; waking
+ * them a slice at a time lets the loop answer requests and start the next append's write and
+ * sync between slices, instead of after the whole fan-out. A subscriber whose turn comes late
+ * finds more entries and sends them in one write.
+ */
+const WAKE_SLICE = 100
+
+/** Connections whose wake-up is due, in the order they were woken. */
+let dueWakes: SseConnection[] = []
+let wakesScheduled = false
+
+function wakeSlice (): void {
+  const slice = dueWakes.length <= WAKE_SLICE ? dueWakes : dueWakes.slice(0, WAKE_SLICE)
+  dueWakes = slice === dueWakes ? [] : dueWakes.slice(WAKE_SLICE)
+  for (const conn of slice) conn.wakeNow()
+  if (dueWakes.length > 0) setImmediate(wakeSlice)
+  else wakesScheduled = false
+}
+
+/**
  * A live `text/event-stream` response. `send` never blocks: the caller reads by cursor, so a
  * subscriber cut off for being slow loses nothing and resumes where it stopped.
  */
@@ -62,6 +82,7 @@ export class SseConnection {
   readonly #heartbeat: NodeJS.Timeout
   #closed = false
   #dirty = false
+  #wakeDue = false
   #wake: ((reason: WakeReason) => void) | undefined
 
   constructor (req: FastifyRequest, reply: FastifyReply, options: SseOptions) {
@@ -140,8 +161,24 @@ export class SseConnection {
     })
   }
 
-  /** Wakes `nextWake`; a wake-up with nobody waiting is remembered for the next call. */
+  /**
+   * Wakes `nextWake` soon: on a later turn of the event loop, together with the other
+   * connections woken meanwhile, a slice at a time (`WAKE_SLICE`). Waking twice before that
+   * counts once; a wake-up with nobody waiting is remembered for the next call.
+   */
   wake (): void {
+    if (this.#wakeDue || this.#closed) return
+    this.#wakeDue = true
+    dueWakes.push(this)
+    if (!wakesScheduled) {
+      wakesScheduled = true
+      setImmediate(wakeSlice)
+    }
+  }
+
+  /** `wake` at once. */
+  wakeNow (): void {
+    this.#wakeDue = false
     const resolve = this.#wake
     if (resolve === undefined) {
       this.#dirty = true
