@@ -21,13 +21,22 @@ function requestFields (request: FastifyRequest, reply: FastifyReply): Record<st
   }
 }
 
-/** Fastify's request logging, one line per request (`request completed` or `request errored`). */
+/** The line of a request whose answer is complete. */
+export function logCompleted (request: FastifyRequest, reply: FastifyReply): void {
+  reply.log.info(requestFields(request, reply), 'request completed')
+}
+
+/**
+ * Fastify's request logging, one line per request (`request completed` or `request errored`).
+ * A live stream that ends without finishing its response (the client left, or was cut off) logs
+ * its own line (src/http/sse.ts), since Fastify logs only finished responses.
+ */
 export class OneLineRequestLog extends LogController {
   override incomingRequest (): void {}
 
   override requestCompleted (error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (error != null) reply.log.error({ ...requestFields(request, reply), err: error }, 'request errored')
-    else reply.log.info(requestFields(request, reply), 'request completed')
+    else logCompleted(request, reply)
   }
 }
 

@@ -6,6 +6,7 @@
  * buffered without bound (API.md "Live stream": it resumes with Last-Event-ID).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { logCompleted } from './request-log.js'
 
 const LINE_BREAK = /\r\n|\r|\n/
 
@@ -75,6 +76,7 @@ function wakeSlice (): void {
  * subscriber cut off for being slow loses nothing and resumes where it stopped.
  */
 export class SseConnection {
+  readonly #req: FastifyRequest
   readonly #reply: FastifyReply
   readonly #options: SseOptions
   readonly #onClose: Array<() => void> = []
@@ -83,9 +85,11 @@ export class SseConnection {
   #closed = false
   #dirty = false
   #wakeDue = false
+  #ending = false
   #wake: ((reason: WakeReason) => void) | undefined
 
   constructor (req: FastifyRequest, reply: FastifyReply, options: SseOptions) {
+    this.#req = req
     this.#reply = reply
     this.#options = options
     reply.hijack()
@@ -201,6 +205,7 @@ export class SseConnection {
   /** Ends the response gracefully. */
   end (): void {
     if (this.#closed) return
+    this.#ending = true // the response finishes: Fastify logs its line
     this.#reply.raw.end()
     this.#finish()
   }
@@ -221,6 +226,7 @@ export class SseConnection {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#heartbeat)
+    if (!this.#ending) logCompleted(this.#req, this.#reply) // the client left or was cut off
     const resolve = this.#wake
     this.#wake = undefined
     resolve?.('closed')

@@ -5,6 +5,7 @@
  */
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
+import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
@@ -40,6 +41,31 @@ describe('request logging', () => {
     expect(completed[1]).toMatchObject({ method: 'GET', url: '/v1/sessions/nope?access_token=[REDACTED]', statusCode: 404 })
     for (const line of completed) expect(line.responseTime).toEqual(expect.any(Number))
     expect(JSON.stringify(lines())).not.toContain('sst_secret')
+  })
+
+  it('writes one line for a live stream, when the client leaves it and when the server ends it', async () => {
+    const { app: server, lines } = await appLogging('info')
+    await server.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/logs', id: 'streamed' } })
+    const base = await server.listen({ port: 0, host: '127.0.0.1' })
+    const agent = new Agent()
+    try {
+      const left = await request(`${base}/v1/sessions/streamed/events?after=0`, { dispatcher: agent })
+      expect(left.statusCode).toBe(200)
+      left.body.destroy()
+      const ended = await request(`${base}/v1/events`, { dispatcher: agent })
+      expect(ended.statusCode).toBe(200)
+      for (let i = 0; i < 100 && !lines().some((l) => l.url === '/v1/sessions/streamed/events?after=0'); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      await server.close() // ends the global stream
+      app = undefined
+      await ended.body.dump()
+    } finally {
+      await agent.destroy()
+    }
+    const streamLines = (url: string): Line[] => lines().filter((l) => l.url === url)
+    expect(streamLines('/v1/sessions/streamed/events?after=0')).toMatchObject([{ msg: 'request completed', method: 'GET', statusCode: 200 }])
+    expect(streamLines('/v1/events')).toMatchObject([{ msg: 'request completed', method: 'GET', statusCode: 200 }])
   })
 
   it('writes nothing per request above info', async () => {
