@@ -12,7 +12,7 @@ import { coldOpenSection, measureColdOpen, type ColdOpenResults } from './cold-o
 import { deepPathSection, deepPathTable, measureDeepHttp, type DeepHttpResult, type DeepPathResult } from './deep-path.js'
 import { ceilingSection, measureCeiling, type CeilingRun } from './fanout-ceiling.js'
 import { fanoutSection, runScenario, SCENARIOS, type ScenarioResult } from './fanout.js'
-import { SERVER_UNDER_TEST } from './lib/processes.js'
+import { buildOnce, SERVER_UNDER_TEST } from './lib/processes.js'
 import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
 
@@ -86,6 +86,7 @@ function history (): string {
 
 const wanted = process.argv.slice(2)
 for (const name of wanted) if (STEPS[name] === undefined) throw new Error(`unknown benchmark ${name}; known: ${Object.keys(STEPS).join(', ')}`)
+buildOnce()
 const start = performance.now()
 const load0 = loadavg()
 for (const [name, run] of Object.entries(STEPS)) {
