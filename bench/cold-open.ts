@@ -1,5 +1,5 @@
 /**
- * Cold open (target 4): a ~100 MB session file (~50,000 entries of 2 KB, side branches, a
+ * Cold open: a ~100 MB session file (~50,000 entries of 2 KB, side branches, a
  * compaction) generated into a temp DATA_DIR. Three runs, each on a freshly started server (the
  * session indexed but not loaded): the time of the first `GET /v1/sessions/{id}/context` and the
  * server's peak RSS. Parse throughput and a second peak-RSS figure come from child processes
@@ -14,7 +14,7 @@ import { spawnScript, startOurServer } from './lib/processes.js'
 import { fmt, int, median, mib, table, verdict } from './lib/stats.js'
 
 export interface ColdRun { firstMs: number, secondMs: number, status: number, bodyBytes: number, rssBefore: number, peak: number }
-export interface ParseResult { bytes: number, lines: number, records: number, plainMs: number[], plainReadMs: number[], lenientMs: number[], streamMs: number[] }
+export interface ParseResult { bytes: number, lines: number, records: number, plainMs: number[], plainKeptMs: number[], lenientMs: number[] }
 export interface LoadResult { entries: number, messages: number, bodyBytes: number, openMs: number, contextMs: number, serializeMs: number, peakBefore: number, peakAfter: number }
 export interface ColdOpenResults { file: GeneratedSession, generateMs: number, runs: ColdRun[], parse: ParseResult, loads: LoadResult[] }
 
@@ -66,14 +66,13 @@ export function coldOpenSection (r: ColdOpenResults): string {
   const peak = median(r.runs.map((x) => x.peak))
   const mbs = (ms: number): number => r.parse.bytes / 2 ** 20 / (ms / 1000)
   const plain = median(r.parse.plainMs)
+  const kept = median(r.parse.plainKeptMs)
   const lenient = median(r.parse.lenientMs)
-  const stream = median(r.parse.streamMs)
   const ratio = plain / lenient
-  const plainRead = median(r.parse.plainReadMs)
-  const streamRatio = plainRead / stream
+  const keptRatio = kept / lenient
   const loadPeak = median(r.loads.map((l) => l.peakAfter))
   return [
-    '## Cold open of a 100 MB session (target 4)',
+    '## Cold open of a 100 MB session',
     '',
     `Generated file: ${fmt(r.file.bytes / 1e6, 1)} MB (${mib(r.file.bytes)} MiB), ${int(r.file.entries)} entries (a main chain of 2 KB messages, a 20-entry side branch every`,
     '1,000 entries, a model change, one compaction at 60 % keeping from 55 %); written by `bench/lib/generate.ts` into a',
@@ -85,22 +84,23 @@ export function coldOpenSection (r: ColdOpenResults): string {
     table(['run', 'first GET /context ms', 'second ms', 'status', 'answer MiB', 'RSS before MiB', 'peak RSS MiB'],
       r.runs.map((x, i) => [String(i + 1), fmt(x.firstMs, 0), fmt(x.secondMs, 0), String(x.status), mib(x.bodyBytes), mib(x.rssBefore), mib(x.peak)])),
     '',
-    `Parse throughput (\`bench/lib/parse-worker.ts\`, own process, median of ${r.parse.plainMs.length}): plain \`JSON.parse\` over the`,
-    `${int(r.parse.lines)} lines (split beforehand, not timed) ${fmt(plain, 0)} ms = ${fmt(mbs(plain), 0)} MiB/s; \`parseJsonlLenient\` over the`,
-    `whole text (splitting included) ${fmt(lenient, 0)} ms = ${fmt(mbs(lenient), 0)} MiB/s. With the file read included: \`readFileSync\` +`,
-    `split + \`JSON.parse\` per line ${fmt(plainRead, 0)} ms = ${fmt(mbs(plainRead), 0)} MiB/s; the loader's streaming parse (\`parseFile\`: reading,`,
-    `decoding and parsing 64 KiB at a time, as a cold open does) ${fmt(stream, 0)} ms = ${fmt(mbs(stream), 0)} MiB/s.`,
+    `Parse throughput (\`bench/lib/parse-worker.ts\`, own process, median of ${r.parse.plainMs.length}, ${int(r.parse.lines)} lines): \`parseJsonlLenient\` over the whole`,
+    `text (splitting included, every record kept) ${fmt(lenient, 0)} ms = ${fmt(mbs(lenient), 0)} MiB/s. Baselines, over the lines split beforehand (not timed):`,
+    `plain \`JSON.parse\` of each line keeping every result in an array (the same output as the parser) ${fmt(kept, 0)} ms = ${fmt(mbs(kept), 0)} MiB/s;`,
+    `plain \`JSON.parse\` of each line dropping each result at once ${fmt(plain, 0)} ms = ${fmt(mbs(plain), 0)} MiB/s. The second baseline does`,
+    'less work than any loader can: its objects die young, while ~100 MiB of kept records must be copied and promoted by the',
+    'garbage collector; both are shown, with a verdict each.',
     '',
     `Load in a fresh process (\`bench/lib/load-worker.ts\`: \`SessionManager.open\` + \`buildSessionContext\` + serializing the`,
     `answer), median of ${r.loads.length}: open ${fmt(median(r.loads.map((l) => l.openMs)), 0)} ms, context ${fmt(median(r.loads.map((l) => l.contextMs)), 0)} ms,`,
     `serialize ${fmt(median(r.loads.map((l) => l.serializeMs)), 0)} ms; peak RSS ${mib(loadPeak)} MiB (${mib(median(r.loads.map((l) => l.peakBefore)))} MiB before loading).`,
     '',
     table(['target', 'measured', 'verdict'], [
-      ['first GET /context ≤ 1.5 s', `${fmt(first, 0)} ms (median)`, verdict(first <= 1500 && r.runs.every((x) => x.status === 200))],
-      ['parse ≥ 60 % of plain JSON.parse: parseJsonlLenient', `${fmt(ratio * 100, 0)} %`, verdict(ratio >= 0.6)],
-      ['parse ≥ 60 % of plain JSON.parse, file read included: streaming load', `${fmt(streamRatio * 100, 0)} %`, verdict(streamRatio >= 0.6)],
-      ['peak RSS ≤ 4 × file size (server)', `${mib(peak)} MiB = ${fmt(peak / r.file.bytes, 2)} × the file`, verdict(peak <= 4 * r.file.bytes)],
-      ['peak RSS ≤ 4 × file size (load process)', `${mib(loadPeak)} MiB = ${fmt(loadPeak / r.file.bytes, 2)} × the file`, verdict(loadPeak <= 4 * r.file.bytes)],
+      ['first GET /context ≤ 1.0 s', `${fmt(first, 0)} ms (median)`, verdict(first <= 1000 && r.runs.every((x) => x.status === 200))],
+      ['parse ≥ 60 % of JSON.parse keeping the records', `${fmt(keptRatio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(kept, 0)} ms)`, verdict(keptRatio >= 0.6)],
+      ['parse ≥ 60 % of JSON.parse dropping each result', `${fmt(ratio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(plain, 0)} ms)`, verdict(ratio >= 0.6)],
+      ['peak RSS ≤ 3 × file size (server)', `${mib(peak)} MiB = ${fmt(peak / r.file.bytes, 2)} × the file`, verdict(peak <= 3 * r.file.bytes)],
+      ['peak RSS ≤ 3 × file size (load process)', `${mib(loadPeak)} MiB = ${fmt(loadPeak / r.file.bytes, 2)} × the file`, verdict(loadPeak <= 3 * r.file.bytes)],
     ]),
   ].join('\n')
 }

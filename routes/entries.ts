@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { BatchTooLarge } from '../src/errors.js'
+import { jsonStream } from '../src/http/json-stream.js'
 import type { Tagged } from '../src/registry/session-registry.js'
 import {
   AppendEntries, BranchSummary, GetBranch, GetContext, GetEntries, GetEntry, GetTree, PutLeaf,
@@ -77,8 +78,12 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return tagged(reply, { value: { entries: value }, etag })
   })
 
+  // Sent as it is serialized (a long session's context runs to tens of MB).
   app.get('/:id/context', { schema: GetContext }, async (req, reply) => {
-    return tagged(reply, await req.tenant.registry.context(req.params.id, req.query.leafId, req.query.blobs))
+    const context = tagged(reply, await req.tenant.registry.context(req.params.id, req.query.leafId, req.query.blobs))
+    // The schema documents the streamed JSON; the type provider only knows objects.
+    const body = jsonStream(context, 'messages') as unknown as typeof context
+    return reply.type('application/json; charset=utf-8').send(body)
   })
 }
 

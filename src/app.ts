@@ -18,6 +18,7 @@ import { Tenants } from './auth/tenants.js'
 import type { TokenStore } from './auth/tokens.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import { OneLineRequestLog } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
 import cors from './plugins/cors.js'
@@ -83,6 +84,7 @@ function tenantsOf (deps: AppDeps, app: App): Tenants {
 export async function buildApp (deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...redactingLogger(deps.logger),
+    logController: new OneLineRequestLog(),
     bodyLimit: deps.config.bodyLimit,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,

@@ -6,12 +6,13 @@
  * lives apart from `server.ts` so that importing it starts nothing.
  */
 import { join } from 'node:path'
-import { pino, type Logger } from 'pino'
+import type { Logger } from 'pino'
 import { buildApp, type App } from './app.js'
 import { TokenStore } from './auth/tokens.js'
 import { FileBlobStore, MemoryBlobStore } from './blobs/index.js'
 import type { Config } from './config.js'
 import { InvalidConfig } from './errors.js'
+import { processLogger } from './http/request-log.js'
 import { acquireLock, type LockFile } from './lock-file.js'
 import { createRegistry, type SessionRegistry } from './registry/session-registry.js'
 import { createStorage } from './storage/index.js'
@@ -120,7 +121,7 @@ export async function stopServer ({ app, registry, lock }: RunningServer, logger
  * `stopServer`'s code; a second signal exits 1 at once. SIGHUP reloads the tokens. A start-up
  * failure is logged at `fatal` and rethrown (the caller reports it and exits 1).
  */
-export async function runServer (config: Config, logger: Logger = pino({ level: config.logLevel })): Promise<RunningServer> {
+export async function runServer (config: Config, logger: Logger = processLogger(config.logLevel)): Promise<RunningServer> {
   let running: RunningServer
   try {
     running = await startServer(config, logger)

@@ -5,6 +5,7 @@
  */
 import { pino } from 'pino'
 import { loadConfig, type Config } from './config.js'
+import { processLogger } from './http/request-log.js'
 import { runServer } from './run-server.js'
 
 function fail (err: unknown): never {
@@ -21,7 +22,7 @@ async function main (): Promise<void> {
     pino().fatal({ err }, 'session-store cannot start')
     fail(err)
   }
-  await runServer(config, pino({ level: config.logLevel })).catch(fail)
+  await runServer(config, processLogger(config.logLevel)).catch(fail)
 }
 
 await main()

@@ -67,6 +67,10 @@ describe('src/server.ts', () => {
     first.child.kill('SIGTERM')
     expect(await first.exited).toBe(0)
     expect(existsSync(join(dir, '.lock'))).toBe(false)
+    // The log is written asynchronously; what was buffered at exit still reaches stdout.
+    const lines = first.stdout.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { msg: string, url?: string })
+    expect(lines.filter((l) => l.url === '/healthz').map((l) => l.msg)).toEqual(['request completed'])
+    expect(lines.slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'session-store stopped'])
   })
 
   it('refuses STORAGE=postgres with a clear message and exit code 1', async () => {

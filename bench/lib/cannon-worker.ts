@@ -34,6 +34,7 @@ const setupClient = paths === undefined
 const needle = config.bodyIncludes
 const verifyBody = needle === undefined ? undefined : (body: string): boolean => body.includes(needle)
 
+const cpu0 = process.cpuUsage()
 const result = await autocannon({
   url: config.url,
   connections: config.connections,
@@ -45,7 +46,9 @@ const result = await autocannon({
   ...(setupClient === undefined ? {} : { setupClient }),
   ...(verifyBody === undefined ? {} : { verifyBody }),
 })
+const cpu = process.cpuUsage(cpu0)
 const summary: CannonSummary = {
+  clientCores: (cpu.user + cpu.system) / 1e6 / result.duration,
   rps: result.requests.average,
   total: result.requests.total,
   ok: result['2xx'],

@@ -34,6 +34,8 @@ export interface CannonSummary {
   durationS: number
   /** Responses by status code. */
   statuses: Record<string, number>
+  /** CPU the load generator (this worker process) used per second of load, in cores. */
+  clientCores: number
 }
 
 /** Runs the load and resolves its summary; the child is bounded by `durationS` plus a margin. */

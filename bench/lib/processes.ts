@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -55,13 +55,16 @@ export class Child {
   readonly #waiters = new Set<() => void>()
   #stderr = ''
 
-  constructor (proc: ChildProcess) {
+  /** `keepLines: false` for a child whose standard output is not piped (a server's log lines). */
+  constructor (proc: ChildProcess, { keepLines = true } = {}) {
     this.proc = proc
     this.exited = once(proc, 'exit').catch(() => {})
-    createInterface({ input: proc.stdout! }).on('line', (line) => {
-      this.#lines.push(line)
-      for (const wake of [...this.#waiters]) wake()
-    })
+    if (keepLines) {
+      createInterface({ input: proc.stdout! }).on('line', (line) => {
+        this.#lines.push(line)
+        for (const wake of [...this.#waiters]) wake()
+      })
+    }
     proc.stderr!.on('data', (chunk: Buffer) => {
       if (this.#stderr.length < 20_000) this.#stderr += chunk.toString()
     })
@@ -137,25 +140,26 @@ export async function waitFor200 (url: string, timeoutMs: number, intervalMs = 1
   throw new Error(`${url} did not answer 200 within ${timeoutMs} ms`)
 }
 
-let built: { entry: string, note: string } | undefined
+/**
+ * Configuration variables of the server (README "Configuration"): removed from the environment
+ * of the server under test, so it runs with its defaults, as `npm ci && npm start` does.
+ */
+const CONFIG_VARIABLES = ['PORT', 'HOST', 'DATA_DIR', 'STORAGE', 'LOG_LEVEL', 'BODY_LIMIT', 'AUTH_TOKENS_FILE',
+  'ALLOW_UNAUTHENTICATED', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'MAX_SSE_PER_TOKEN', 'MAX_BATCH_ENTRIES',
+  'MAX_EVENT_LOOP_DELAY_MS', 'CORS_ORIGINS', 'MAX_OPEN_SESSIONS', 'NODE_ENV', 'NODE_OPTIONS']
+
+/** How the benchmarks run the server, for RESULTS.md. */
+export const SERVER_UNDER_TEST = '`npm start` as shipped (`scripts/start.mjs`: `dist/` compiled once when stale, then the compiled ' +
+  'server), default settings (disk storage, `info` logging: one JSON line per request written to standard output, ' +
+  'here /dev/null), only `PORT`, `HOST=127.0.0.1` and a fresh `DATA_DIR` set'
 
 /**
- * The server entry point to run: `src/server.ts` compiled with `tsconfig.build.json` into
- * `node_modules/.cache/session-store-bench` (once per process), as `npm start` runs the compiled
- * `dist/src/server.js`; `src/server.ts` through tsx when that build fails. `note` says which.
+ * Builds `dist/` when stale (what the first `npm start` does), so no measured start includes a
+ * compile. Blocks the calling process: call it before anything is timed.
  */
-export function serverEntry (): { entry: string, note: string } {
-  if (built !== undefined) return built
-  // BENCH_SERVER_ENTRY: another build of the server (e.g. of an earlier commit, for before/after).
-  const other = process.env.BENCH_SERVER_ENTRY
-  if (other !== undefined && other !== '') return (built = { entry: other, note: `BENCH_SERVER_ENTRY=${other}` })
-  const outDir = join(ROOT, 'node_modules', '.cache', 'session-store-bench')
-  rmSync(outDir, { recursive: true, force: true })
-  const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: ROOT, encoding: 'utf8' })
-  built = tsc.status === 0
-    ? { entry: join(outDir, 'src', 'server.js'), note: 'compiled with tsconfig.build.json, run with plain node (as `npm start` runs dist/)' }
-    : { entry: join(ROOT, 'src', 'server.ts'), note: `run through tsx (the build failed: ${(tsc.stdout + tsc.stderr).split('\n')[0] ?? ''})` }
-  return built
+export function buildOnce (): void {
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--build-only'], { cwd: ROOT, encoding: 'utf8' })
+  if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`)
 }
 
 export interface ServerHandle {
@@ -167,21 +171,21 @@ export interface ServerHandle {
 }
 
 /**
- * Starts the real server (`serverEntry()`) on a free port with `DATA_DIR=dataDir` and waits for
- * `/readyz`. Logs at `warn` by default: per-request info logs are I/O the baselines do not do.
+ * Starts the real server as shipped (`SERVER_UNDER_TEST`) on a free port with `DATA_DIR=dataDir`
+ * and waits for `/readyz`. `env` adds settings a benchmark needs (e.g. a larger BODY_LIMIT).
  */
-export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServerHandle> {
+export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ServerHandle> {
   const port = await freePort()
-  const { entry } = serverEntry() // built before the clock starts
   const start = performance.now()
   // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
   const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
-  const proc = spawn(process.execPath, [...nodeArgs, ...(entry.endsWith('.ts') ? ['--import', 'tsx'] : []), entry], {
+  const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CONFIG_VARIABLES.includes(key)))
+  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'scripts', 'start.mjs')], {
     cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', STORAGE: 'disk', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...base, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
   })
-  const child = new Child(proc)
+  const child = new Child(proc, { keepLines: false })
   const baseUrl = `http://127.0.0.1:${port}`
   try {
     await Promise.race([
@@ -203,7 +207,7 @@ export async function startScriptServer (file: string, args: readonly string[] =
   const start = performance.now()
   const child = spawnScript(file, args, env)
   try {
-    const { url } = await child.message<{ url: string }>((m) => typeof m.url === 'string', 30_000)
+    const { url } = await child.message<{ url: string }>((m) => typeof m.url === 'string', 120_000)
     return { child, baseUrl: url, readyMs: performance.now() - start, stop: async () => { await child.stop() } }
   } catch (err) {
     await child.stop()

@@ -7,14 +7,14 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Validation } from '../errors.js'
 import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
-import { FrameCache } from './frame-cache.js'
+import { FrameCache, joinFrames } from './frame-cache.js'
 import { encodeSse, SseConnection } from './sse.js'
 
 /** Entries read per pass of the loop. */
 const READ_BATCH = 500
 
-/** Frames are joined into writes of at most this many UTF-16 units (fewer syscalls on catch-up). */
-const WRITE_CHARS = 32 * 1024
+/** Frames are joined into writes of at most this many bytes (fewer syscalls on catch-up). */
+const WRITE_BYTES = 32 * 1024
 
 /** Where a stream starts: `Last-Event-ID` wins over `?after=`, else before the first entry. */
 export function resumeAfter (lastEventId: string | undefined, after: number | undefined): number {
@@ -72,18 +72,22 @@ async function pumpSession (
     } catch {
       gone = true // deleted: its `deleted` event is queued
     }
-    // Frames are joined into writes of at most WRITE_CHARS (a larger frame goes alone), so the
-    // backlog limit still applies at about event granularity.
-    let text = ''
+    // Frames are joined into writes of at most WRITE_BYTES (a larger frame goes alone), so the
+    // backlog limit still applies at about event granularity. Subscribers reading the same run
+    // write the same joined Buffer.
+    let run: Buffer[] = []
+    let bytes = 0
     for (const entry of batch) {
       const frame = entryFrame(entry, ++cursor, blobs)
-      if (text !== '' && text.length + frame.length > WRITE_CHARS) {
-        if (!conn.send(text) && !await conn.drain()) return
-        text = ''
+      if (bytes !== 0 && bytes + frame.length > WRITE_BYTES) {
+        if (!conn.send(joinFrames(run)) && !await conn.drain()) return
+        run = []
+        bytes = 0
       }
-      text += frame
+      run.push(frame)
+      bytes += frame.length
     }
-    if (text !== '' && !conn.send(text) && !await conn.drain()) return
+    if (bytes !== 0 && !conn.send(joinFrames(run)) && !await conn.drain()) return
     for (let event = events.shift(); event !== undefined; event = events.shift()) {
       if (!conn.send(encodeSessionEvent(event)) && !await conn.drain()) return
       if (event.type === 'deleted') gone = true
@@ -99,10 +103,13 @@ async function pumpSession (
 /** Frames shared by subscribers: 1 MiB holds the newest ~900 frames of 1 KB entries. */
 const frames = new FrameCache(1024 * 1024, 4096)
 
-/** The `entry` frame of `entry` at `seq`; the default (`inline`) view is encoded once for everyone. */
-export function entryFrame (entry: object, seq: number, blobs: BlobMode | undefined): string {
+/**
+ * The `entry` frame of `entry` at `seq`, UTF-8 encoded; the default (`inline`) view is encoded
+ * once for everyone and the same Buffer is written to every subscriber.
+ */
+export function entryFrame (entry: object, seq: number, blobs: BlobMode | undefined): Buffer {
   const encode = (): string => encodeSse('entry', String(seq), JSON.stringify(applyBlobMode(entry, blobs)))
-  return blobs === 'ref' ? encode() : frames.get(entry, seq, encode)
+  return blobs === 'ref' ? Buffer.from(encode(), 'utf8') : frames.get(entry, seq, encode)
 }
 
 function encodeSessionEvent (event: SessionEvent): string {

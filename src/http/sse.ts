@@ -6,6 +6,7 @@
  * buffered without bound (API.md "Live stream": it resumes with Last-Event-ID).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { logCompleted } from './request-log.js'
 
 const LINE_BREAK = /\r\n|\r|\n/
 
@@ -51,10 +52,31 @@ export interface SseOptions {
 export type WakeReason = 'wake' | 'closed'
 
 /**
+ * Connections woken per event-loop turn. An append wakes every subscriber of its session; waking
+ * them a slice at a time lets the loop answer requests and start the next append's write and
+ * sync between slices, instead of after the whole fan-out. A subscriber whose turn comes late
+ * finds more entries and sends them in one write.
+ */
+const WAKE_SLICE = 100
+
+/** Connections whose wake-up is due, in the order they were woken. */
+let dueWakes: SseConnection[] = []
+let wakesScheduled = false
+
+function wakeSlice (): void {
+  const slice = dueWakes.length <= WAKE_SLICE ? dueWakes : dueWakes.slice(0, WAKE_SLICE)
+  dueWakes = slice === dueWakes ? [] : dueWakes.slice(WAKE_SLICE)
+  for (const conn of slice) conn.wakeNow()
+  if (dueWakes.length > 0) setImmediate(wakeSlice)
+  else wakesScheduled = false
+}
+
+/**
  * A live `text/event-stream` response. `send` never blocks: the caller reads by cursor, so a
  * subscriber cut off for being slow loses nothing and resumes where it stopped.
  */
 export class SseConnection {
+  readonly #req: FastifyRequest
   readonly #reply: FastifyReply
   readonly #options: SseOptions
   readonly #onClose: Array<() => void> = []
@@ -62,9 +84,12 @@ export class SseConnection {
   readonly #heartbeat: NodeJS.Timeout
   #closed = false
   #dirty = false
+  #wakeDue = false
+  #ending = false
   #wake: ((reason: WakeReason) => void) | undefined
 
   constructor (req: FastifyRequest, reply: FastifyReply, options: SseOptions) {
+    this.#req = req
     this.#reply = reply
     this.#options = options
     reply.hijack()
@@ -97,11 +122,12 @@ export class SseConnection {
   }
 
   /**
-   * Writes encoded text. True when the socket wants more; false when it pushes back (call
+   * Writes encoded events (text, or UTF-8 bytes that may be shared with other connections and
+   * are never modified). True when the socket wants more; false when it pushes back (call
    * `drain()` before writing again) or the stream is closed. Writing while the socket already
    * holds more than `maxBufferedBytes` unsent disconnects the subscriber instead.
    */
-  send (text: string): boolean {
+  send (text: string | Buffer): boolean {
     if (this.#closed) return false
     const raw = this.#reply.raw
     if (raw.writableNeedDrain && raw.writableLength > this.#options.maxBufferedBytes) {
@@ -139,8 +165,24 @@ export class SseConnection {
     })
   }
 
-  /** Wakes `nextWake`; a wake-up with nobody waiting is remembered for the next call. */
+  /**
+   * Wakes `nextWake` soon: on a later turn of the event loop, together with the other
+   * connections woken meanwhile, a slice at a time (`WAKE_SLICE`). Waking twice before that
+   * counts once; a wake-up with nobody waiting is remembered for the next call.
+   */
   wake (): void {
+    if (this.#wakeDue || this.#closed) return
+    this.#wakeDue = true
+    dueWakes.push(this)
+    if (!wakesScheduled) {
+      wakesScheduled = true
+      setImmediate(wakeSlice)
+    }
+  }
+
+  /** `wake` at once. */
+  wakeNow (): void {
+    this.#wakeDue = false
     const resolve = this.#wake
     if (resolve === undefined) {
       this.#dirty = true
@@ -163,6 +205,7 @@ export class SseConnection {
   /** Ends the response gracefully. */
   end (): void {
     if (this.#closed) return
+    this.#ending = true // the response finishes: Fastify logs its line
     this.#reply.raw.end()
     this.#finish()
   }
@@ -183,6 +226,7 @@ export class SseConnection {
     if (this.#closed) return
     this.#closed = true
     clearTimeout(this.#heartbeat)
+    if (!this.#ending) logCompleted(this.#req, this.#reply) // the client left or was cut off
     const resolve = this.#wake
     this.#wake = undefined
     resolve?.('closed')

@@ -49,7 +49,7 @@ async function traffic (app: App, agent: Agent): Promise<void> {
 }
 
 function expectNoSecret (logs: string): void {
-  expect(logs).toContain('incoming request')
+  expect(logs).toContain('request completed')
   expect(logs).toContain('access_token=[REDACTED]')
   expect(logs).toContain('access%5Ftoken=[REDACTED]')
   for (const secret of Object.values(fx.secrets)) expect(logs).not.toContain(secret)

@@ -138,6 +138,20 @@ describe('GET tree, branch, context', () => {
     expect(unknown.json()).toEqual(current.json())
     expect(problemOf(await get('/v1/sessions/nope/context'))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
+
+  it('context is streamed as JSON with its etag and the usual headers; HEAD answers without a body', async () => {
+    const { session } = await persistedSession(app)
+    const url = `/v1/sessions/${session.header.id}/context`
+    const res = await get(url)
+    expect(res.statusCode).toBe(200)
+    expect(res.headers['content-type']).toBe('application/json; charset=utf-8')
+    expect(res.headers.etag).toBe((await get(`/v1/sessions/${session.header.id}`)).headers.etag)
+    expect(res.headers['x-content-type-options']).toBe('nosniff')
+    expect(res.body).toBe(JSON.stringify(res.json()))
+    const head = await app.inject({ method: 'HEAD', url })
+    expect(head.statusCode).toBe(200)
+    expect(head.body).toBe('')
+  })
 })
 
 describe('?blobs=ref', () => {

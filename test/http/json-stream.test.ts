@@ -1,0 +1,37 @@
+/** Large answers streamed as they are serialized are exactly `JSON.stringify` of the value. */
+import { describe, expect, it } from 'vitest'
+import { jsonChunks, jsonStream } from '../../src/http/json-stream.js'
+
+const text = async (stream: AsyncIterable<Buffer | string>): Promise<string> => {
+  const parts: Buffer[] = []
+  for await (const part of stream) parts.push(Buffer.from(part))
+  return Buffer.concat(parts).toString('utf8')
+}
+
+describe('jsonChunks', () => {
+  const cases: Array<[string, object]> = [
+    ['empty array', { messages: [], mode: 'x' }],
+    ['array not first, undefined and function values left out', { a: 1, messages: [{ b: 'é\n"' }, null, 2], skip: undefined, fn: () => 1, z: { y: [1] } }],
+    ['undefined array elements become null', { messages: [undefined, { x: undefined }, 'ü'] }],
+    ['toJSON of elements and properties', { when: new Date(0), messages: [new Date(1), { toJSON: () => 'j' }] }],
+    ['no array under the key', { messages: 'not an array', other: [1, 2] }],
+    ['empty object', {}],
+  ]
+
+  it.each(cases)('%s', (_name, value) => {
+    expect([...jsonChunks(value, 'messages')].join('')).toBe(JSON.stringify(value))
+  })
+
+  it('cuts a long array into chunks of about the given size, identical once joined', () => {
+    const value = { messages: Array.from({ length: 1000 }, (_, i) => ({ role: 'user', text: `m${i} ${'x'.repeat(100)}` })), thinkingLevel: 'off' }
+    const chunks = [...jsonChunks(value, 'messages', 4096)]
+    expect(chunks.length).toBeGreaterThan(20)
+    for (const chunk of chunks.slice(0, -1)) expect(chunk.length).toBeLessThan(4096 + 200)
+    expect(chunks.join('')).toBe(JSON.stringify(value))
+  })
+
+  it('streams the same bytes', async () => {
+    const value = { messages: [{ a: 'ünïcode ✓' }], models: {} }
+    expect(await text(jsonStream(value, 'messages'))).toBe(JSON.stringify(value))
+  })
+})

@@ -1,0 +1,52 @@
+/**
+ * Wake-ups of live streams are spread over event-loop turns, a slice of connections at a time,
+ * so that one append's fan-out to many subscribers does not hold up the requests behind it.
+ */
+import { EventEmitter } from 'node:events'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { describe, expect, it } from 'vitest'
+import { SseConnection, type WakeReason } from '../../src/http/sse.js'
+
+/** A connection over a stand-in response that accepts every write. */
+function connection (): SseConnection {
+  const raw = Object.assign(new EventEmitter(), {
+    writableNeedDrain: false, writableLength: 0,
+    writeHead () {}, flushHeaders () {}, write () { return true }, end () {}, destroy () {},
+  })
+  const reply = { raw, hijack () {}, getHeaders: () => ({}), log: { info () {} } } as unknown as FastifyReply
+  const req = { raw: { socket: { destroyed: false } } } as unknown as FastifyRequest
+  return new SseConnection(req, reply, { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20, drainTimeoutMs: 1000 })
+}
+
+const turn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
+
+describe('SseConnection.wake', () => {
+  it('wakes 100 connections per event-loop turn, each once however often it was woken', async () => {
+    const conns = Array.from({ length: 250 }, connection)
+    const woken: WakeReason[] = []
+    for (const conn of conns) void conn.nextWake().then((reason) => woken.push(reason))
+    for (const conn of conns) {
+      conn.wake()
+      conn.wake()
+    }
+    await Promise.resolve()
+    expect(woken).toHaveLength(0) // not in the turn that woke them
+    const counts: number[] = []
+    for (let i = 0; i < 4; i++) {
+      await turn()
+      counts.push(woken.length)
+    }
+    expect(counts).toEqual([100, 200, 250, 250])
+    expect(new Set(woken)).toEqual(new Set(['wake']))
+    for (const conn of conns) conn.end()
+  })
+
+  it('remembers a wake-up that came while nobody waited', async () => {
+    const conn = connection()
+    conn.wake()
+    await turn()
+    expect(await conn.nextWake()).toBe('wake')
+    conn.end()
+    expect(await conn.nextWake()).toBe('closed')
+  })
+})
