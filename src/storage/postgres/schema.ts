@@ -78,4 +78,68 @@ CREATE TABLE ss_breadcrumbs (
 );
 `,
   },
+  {
+    version: 2,
+    name: 'ss_append: a group of appends to one session in one statement',
+    // One round trip per group commit: lock the session row, refuse each append whose expected
+    // revision is stale or whose ids the session has, number the rest after entry_count, insert
+    // them, bump the row, notify. The statement is its own transaction.
+    sql: `
+CREATE FUNCTION ss_append (p_tenant text, p_session text, p_counts integer[], p_expect bigint[],
+  p_leaf_set boolean[], p_leaf text[], p_save boolean[], p_ids text[], p_lines text[])
+RETURNS TABLE (status text, first_seq bigint, last_seq bigint, new_revision bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_rev bigint; v_rev0 bigint; v_count bigint; v_leaf text; v_save boolean := false;
+  v_taken text[]; v_ids text[]; v_n integer; v_off integer := 0;
+  v_seqs bigint[] := '{}'; v_ok_ids text[] := '{}'; v_ok_lines text[] := '{}';
+BEGIN
+  SELECT s.revision, s.entry_count, s.leaf_id INTO v_rev, v_count, v_leaf
+    FROM ss_sessions s WHERE s.tenant = p_tenant AND s.id = p_session FOR UPDATE;
+  IF NOT FOUND THEN
+    FOR i IN 1..coalesce(array_length(p_counts, 1), 0) LOOP
+      status := 'not_found'; first_seq := NULL; last_seq := NULL; new_revision := NULL; RETURN NEXT;
+    END LOOP;
+    RETURN;
+  END IF;
+  v_rev0 := v_rev;
+  SELECT coalesce(array_agg(e.id), '{}') INTO v_taken FROM ss_entries e
+    WHERE e.tenant = p_tenant AND e.session = p_session AND e.id = ANY (p_ids);
+  FOR i IN 1..coalesce(array_length(p_counts, 1), 0) LOOP
+    v_n := p_counts[i];
+    v_ids := coalesce(p_ids[v_off + 1 : v_off + v_n], '{}');
+    first_seq := NULL; last_seq := NULL;
+    IF p_expect[i] IS NOT NULL AND p_expect[i] <> v_rev THEN
+      status := 'stale'; new_revision := v_rev;
+    ELSIF v_ids && v_taken OR (SELECT count(DISTINCT x) FROM unnest(v_ids) x) <> v_n THEN
+      status := 'duplicate'; new_revision := v_rev;
+    ELSE
+      first_seq := v_count + 1;
+      v_seqs := v_seqs || ARRAY(SELECT generate_series(v_count + 1, v_count + v_n));
+      v_ok_ids := v_ok_ids || v_ids;
+      v_ok_lines := v_ok_lines || p_lines[v_off + 1 : v_off + v_n];
+      v_taken := v_taken || v_ids;
+      v_count := v_count + v_n;
+      IF p_leaf_set[i] THEN v_leaf := p_leaf[i]; END IF;
+      IF p_save[i] THEN v_save := true; END IF;
+      v_rev := v_rev + 1;
+      status := 'ok'; last_seq := v_count; new_revision := v_rev;
+    END IF;
+    RETURN NEXT;
+    v_off := v_off + v_n;
+  END LOOP;
+  IF coalesce(array_length(v_seqs, 1), 0) > 0 THEN
+    INSERT INTO ss_entries (tenant, session, seq, id, line)
+      SELECT p_tenant, p_session, t.s, t.d, t.l FROM unnest(v_seqs, v_ok_ids, v_ok_lines) AS t (s, d, l);
+    PERFORM pg_notify('ss_entries', json_build_array(p_tenant, p_session, v_count)::text);
+  END IF;
+  IF v_rev <> v_rev0 THEN
+    UPDATE ss_sessions s SET revision = v_rev, entry_count = v_count, leaf_id = v_leaf,
+      unsaved = s.unsaved AND NOT v_save, modified_at = clock_timestamp()
+      WHERE s.tenant = p_tenant AND s.id = p_session;
+  END IF;
+END
+$fn$;
+`,
+  },
 ]

@@ -150,74 +150,36 @@ export class PgSessionLog {
     }
   }
 
-  /** One transaction for `batch`: refused appends are left out, the rest commit together. */
+  /**
+   * One statement, so one transaction and one round trip, for `batch` (`ss_append`, schema.ts):
+   * refused appends are left out, the rest commit together.
+   */
   async #commit (tenant: string, session: string, batch: PendingAppend[]): Promise<void> {
-    const outcomes: Array<{ ok: Appended } | { err: unknown }> = []
+    const entries = batch.flatMap((p) => p.entries)
+    let rows: Array<{ status: string, first_seq: string | null, last_seq: string | null, new_revision: string | null }>
     try {
-      await transaction(this.#pool, async (client) => {
-        outcomes.length = 0
-        const locked = await client.query('SELECT revision, entry_count, leaf_id FROM ss_sessions WHERE tenant = $1 AND id = $2 FOR UPDATE', [tenant, session])
-        const row = locked.rows[0] as { revision: string, entry_count: string, leaf_id: string | null } | undefined
-        if (row === undefined) {
-          for (const _ of batch) outcomes.push({ err: new SessionNotFound(session) })
-          return
-        }
-        let revision = Number(row.revision)
-        let count = Number(row.entry_count)
-        let leaf = row.leaf_id
-        let save = false
-        const ids = batch.flatMap((p) => p.entries.map((e) => e.id))
-        const taken = new Set((await client.query<{ id: string }>(
-          'SELECT id FROM ss_entries WHERE tenant = $1 AND session = $2 AND id = ANY($3::text[])', [tenant, session, ids])).rows.map((r) => r.id))
-        const seqs: number[] = []
-        const rowIds: string[] = []
-        const lines: string[] = []
-        for (const p of batch) {
-          const expected = p.options.expectRevision
-          if (expected !== undefined && expected !== revision) {
-            outcomes.push({ err: new PreconditionFailed(`"r${expected}"`) })
-            continue
-          }
-          const clash = p.entries.find((e, i) => taken.has(e.id) || p.entries.findIndex((o) => o.id === e.id) !== i)
-          if (clash !== undefined) {
-            outcomes.push({ err: new InvalidArgument(`Entry id ${clash.id} already exists in session ${session}`) })
-            continue
-          }
-          const firstSeq = count + 1
-          for (const e of p.entries) {
-            taken.add(e.id)
-            seqs.push(++count)
-            rowIds.push(e.id)
-            lines.push(e.line)
-          }
-          if (p.options.leafId !== undefined) leaf = p.options.leafId
-          if (p.options.save === true) save = true
-          revision++
-          outcomes.push({ ok: { firstSeq, lastSeq: count, revision } })
-        }
-        if (seqs.length > 0) {
-          await client.query(
-            'INSERT INTO ss_entries (tenant, session, seq, id, line) SELECT $1, $2, unnest($3::bigint[]), unnest($4::text[]), unnest($5::text[])',
-            [tenant, session, seqs, rowIds, lines])
-        }
-        if (revision !== Number(row.revision)) {
-          await client.query(
-            `UPDATE ss_sessions SET revision = $3, entry_count = $4, leaf_id = $5, unsaved = unsaved AND NOT $6, modified_at = clock_timestamp()
-             WHERE tenant = $1 AND id = $2`, [tenant, session, revision, count, leaf, save])
-        }
-        if (seqs.length > 0) {
-          await client.query('SELECT pg_notify($1, $2)', [ENTRIES_CHANNEL, JSON.stringify([tenant, session, count])])
-          commitBatch.observe({ storage: 'postgres' }, seqs.length)
-        }
-      })
+      rows = (await query<typeof rows[number]>(this.#pool, 'SELECT * FROM ss_append($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
+        tenant, session,
+        batch.map((p) => p.entries.length),
+        batch.map((p) => p.options.expectRevision ?? null),
+        batch.map((p) => p.options.leafId !== undefined),
+        batch.map((p) => p.options.leafId ?? null),
+        batch.map((p) => p.options.save === true),
+        entries.map((e) => e.id),
+        entries.map((e) => e.line),
+      ])).rows
     } catch (err) {
       for (const p of batch) p.reject(err)
       return
     }
+    const committed = rows.reduce((n, r, i) => r.status === 'ok' ? n + (batch[i] as PendingAppend).entries.length : n, 0)
+    if (committed > 0) commitBatch.observe({ storage: 'postgres' }, committed)
     batch.forEach((p, i) => {
-      const outcome = outcomes[i] as { ok: Appended } | { err: unknown }
-      if ('ok' in outcome) p.resolve(outcome.ok)
-      else p.reject(outcome.err)
+      const r = rows[i]
+      if (r?.status === 'ok') p.resolve({ firstSeq: Number(r.first_seq), lastSeq: Number(r.last_seq), revision: Number(r.new_revision) })
+      else if (r?.status === 'stale') p.reject(new PreconditionFailed(`"r${p.options.expectRevision ?? ''}"`))
+      else if (r?.status === 'duplicate') p.reject(new InvalidArgument(`An entry id of this append already exists in session ${session}`))
+      else p.reject(new SessionNotFound(session))
     })
   }
 

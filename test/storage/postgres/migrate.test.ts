@@ -36,8 +36,9 @@ describe.runIf(pgAvailable)('PostgreSQL schema migrations', () => {
   })
 
   it('refuses a database with a schema newer than this build, and applies a new migration in order', async () => {
-    const next = [...MIGRATIONS, { version: 2, name: 'probe', sql: 'CREATE TABLE ss_probe (x int)' }]
-    expect((await migrate(pool(), { migrations: next })).applied).toEqual([2])
+    const version = MIGRATIONS.length + 1
+    const next = [...MIGRATIONS, { version, name: 'probe', sql: 'CREATE TABLE ss_probe (x int)' }]
+    expect((await migrate(pool(), { migrations: next })).applied).toEqual([version])
     await expect(migrate(pool())).rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('newer') })
   })
 })
