@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { follow } from '../../../src/storage/postgres/follower.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { follow, LiveReader } from '../../../src/storage/postgres/follower.js'
 import type { StoredEntry } from '../../../src/storage/postgres/session-log.js'
 import { pgAvailable } from '../../helpers/pg.js'
 import { PgContext, header, line, sessionId, until, type Instance } from './pg-context.js'
@@ -72,5 +72,23 @@ describe.runIf(pgAvailable)('live reads across instances (LISTEN/NOTIFY, tail ch
     await until(() => seen.length >= 2)
     stop()
     expect(seen).toEqual([1, 2])
+  })
+
+  it('serves the followers of one session from shared reads, and lets one far behind catch up on its own', async () => {
+    const id = await created()
+    await a.log.append('default', id, Array.from({ length: 50 }, (_, i) => ({ id: `h${i + 1}`, line: line(`h${i + 1}`) })))
+    const reader = new LiveReader(b.log, b.notifier, { pageSize: 10, windowSize: 20 })
+    const reads = vi.spyOn(b.log, 'read')
+    const seen: number[][] = Array.from({ length: 40 }, () => [])
+    // Half start at the end, half resume from the start (behind the window of 20).
+    const stops = seen.map((list, i) => reader.follow('default', id, i % 2 === 0 ? 50 : 0, (page) => { list.push(...page.map((e) => e.seq)) }))
+    for (let i = 51; i <= 60; i++) await a.log.append('default', id, [{ id: `h${i}`, line: line(`h${i}`) }])
+    await until(() => seen.every((list) => list.at(-1) === 60))
+    for (const stop of stops) stop()
+    seen.forEach((list, i) => { expect(list).toEqual(Array.from({ length: i % 2 === 0 ? 10 : 60 }, (_, k) => (i % 2 === 0 ? 51 : 1) + k)) })
+    // 20 catch-ups of 50 entries in pages of 10 (6 reads each, the last empty or short), shared reads for the rest.
+    expect(reads.mock.calls.length).toBeLessThan(20 * 7 + 40)
+    expect(reader.sessions).toBe(0)
+    reads.mockRestore()
   })
 })
