@@ -88,7 +88,10 @@ CREATE TABLE ss_breadcrumbs (
 CREATE FUNCTION ss_append (p_tenant text, p_session text, p_counts integer[], p_expect bigint[],
   p_leaf_set boolean[], p_leaf text[], p_save boolean[], p_ids text[], p_lines text[])
 RETURNS TABLE (status text, first_seq bigint, last_seq bigint, new_revision bigint)
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql
+-- Plans made for the actual arguments: a generic plan may scan a session's entries for its ids.
+SET plan_cache_mode = force_custom_plan
+AS $fn$
 DECLARE
   v_rev bigint; v_rev0 bigint; v_count bigint; v_leaf text; v_save boolean := false;
   v_taken text[]; v_ids text[]; v_n integer; v_off integer := 0;
@@ -103,8 +106,8 @@ BEGIN
     RETURN;
   END IF;
   v_rev0 := v_rev;
-  SELECT coalesce(array_agg(e.id), '{}') INTO v_taken FROM ss_entries e
-    WHERE e.tenant = p_tenant AND e.session = p_session AND e.id = ANY (p_ids);
+  SELECT coalesce(array_agg(e.id), '{}') INTO v_taken FROM unnest(p_ids) AS u (id)
+    JOIN ss_entries e ON e.tenant = p_tenant AND e.session = p_session AND e.id = u.id;
   FOR i IN 1..coalesce(array_length(p_counts, 1), 0) LOOP
     v_n := p_counts[i];
     v_ids := coalesce(p_ids[v_off + 1 : v_off + v_n], '{}');

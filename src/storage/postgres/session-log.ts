@@ -202,16 +202,12 @@ export class PgSessionLog {
       const head = await client.query<{ header: string }>('SELECT header FROM ss_sessions WHERE tenant = $1 AND id = $2', [tenant, session])
       if (head.rows[0] === undefined) throw new SessionNotFound(session)
       const parts = [head.rows[0].header, '\n']
-      // Joined in the database a page at a time: one value per page instead of a row per entry.
       for (let after = 0; ;) {
-        const { rows } = await client.query<{ text: string | null, last: string | null, n: string }>(
-          `SELECT string_agg(line || E'\\n', '' ORDER BY seq) AS text, max(seq) AS last, count(*) AS n FROM (
-             SELECT seq, line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq LIMIT $4) page`,
-          [tenant, session, after, pageSize])
-        const page = rows[0] as { text: string | null, last: string | null, n: string }
-        if (page.text !== null) parts.push(page.text)
-        if (Number(page.n) < pageSize || page.last === null) break
-        after = Number(page.last)
+        const { rows } = await client.query<{ seq: string, line: string }>(
+          'SELECT seq, line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq LIMIT $4', [tenant, session, after, pageSize])
+        for (const r of rows) parts.push(r.line, '\n')
+        if (rows.length < pageSize) break
+        after = Number((rows[rows.length - 1] as { seq: string }).seq)
       }
       return parts.join('')
     })
