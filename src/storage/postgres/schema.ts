@@ -82,16 +82,14 @@ CREATE TABLE ss_breadcrumbs (
     version: 2,
     name: 'ss_append: a group of appends to one session in one statement',
     // One round trip per group commit: lock the session row, refuse each append whose expected
-    // revision is stale or whose ids the session has, number the rest after entry_count, insert
+    // revision is stale or whose ids the session has (ids repeated within one append are refused
+    // before they are sent), number the rest after entry_count, insert
     // them, bump the row, notify. The statement is its own transaction.
     sql: `
 CREATE FUNCTION ss_append (p_tenant text, p_session text, p_counts integer[], p_expect bigint[],
   p_leaf_set boolean[], p_leaf text[], p_save boolean[], p_ids text[], p_lines text[])
 RETURNS TABLE (status text, first_seq bigint, last_seq bigint, new_revision bigint)
-LANGUAGE plpgsql
--- Plans made for the actual arguments: a generic plan may scan a session's entries for its ids.
-SET plan_cache_mode = force_custom_plan
-AS $fn$
+LANGUAGE plpgsql AS $fn$
 DECLARE
   v_rev bigint; v_rev0 bigint; v_count bigint; v_leaf text; v_save boolean := false;
   v_taken text[]; v_ids text[]; v_n integer; v_off integer := 0;
@@ -114,7 +112,7 @@ BEGIN
     first_seq := NULL; last_seq := NULL;
     IF p_expect[i] IS NOT NULL AND p_expect[i] <> v_rev THEN
       status := 'stale'; new_revision := v_rev;
-    ELSIF v_ids && v_taken OR (SELECT count(DISTINCT x) FROM unnest(v_ids) x) <> v_n THEN
+    ELSIF v_ids && v_taken THEN
       status := 'duplicate'; new_revision := v_rev;
     ELSE
       first_seq := v_count + 1;

@@ -126,6 +126,8 @@ export class PgSessionLog {
    * the session already has); such a refusal fails only its own append, never the others sharing its transaction.
    */
   async append (tenant: string, session: string, entries: LogEntry[], options: AppendOptions = {}): Promise<Appended> {
+    const ids = new Set(entries.map((e) => e.id))
+    if (ids.size !== entries.length) throw new InvalidArgument('An append repeats an entry id')
     const key = keyOf(tenant, session)
     return await new Promise<Appended>((resolve, reject) => {
       let queue = this.#pending.get(key)

@@ -79,6 +79,7 @@ describe.runIf(pgAvailable)('PostgreSQL session log', () => {
     ])
     expect(dup).toMatchObject({ status: 'rejected', reason: { code: 'SS_INVALID_ARGUMENT' } })
     expect(ok).toMatchObject({ status: 'fulfilled', value: { firstSeq: 2, lastSeq: 2 } })
+    await expect(a.log.append('default', id, [{ id: 'w', line: line('w') }, { id: 'w', line: line('w') }])).rejects.toMatchObject({ code: 'SS_INVALID_ARGUMENT' })
     await expect(a.log.append('default', 'nope', [{ id: 'z', line: line('z') }])).rejects.toMatchObject({ code: 'SS_SESSION_NOT_FOUND' })
   })
 
