@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage.
  */
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
@@ -17,6 +17,7 @@ import { summarizeHistogram } from './lib/sse-report.js'
 import { fmt, int, median, mib, table } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
 import { driverSection, measureDrivers } from './pg-driver.js'
+import { measurePgStorage, pgStorageSection } from './pg-storage.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 100, rates: [1500, 4000], seconds: 5 }
@@ -62,6 +63,7 @@ const STEPS: Record<string, () => Promise<string>> = {
   },
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
+  pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
 }
 
 /** Before/after rows for what this run measured. */
