@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -15,6 +15,8 @@ import { fanoutSection, runScenario, SCENARIOS, type ScenarioResult } from './fa
 import { buildOnce, SERVER_UNDER_TEST } from './lib/processes.js'
 import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
+import { driverSection, measureDrivers } from './pg-driver.js'
+import { measurePgStorage, pgStorageSection } from './pg-storage.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
@@ -61,6 +63,8 @@ const STEPS: Record<string, () => Promise<string>> = {
     return deepPathSection(results.deep.rows, results.deep.http)
   },
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
+  pgdriver: async () => driverSection(await measureDrivers(3), 3),
+  pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
 }
 
 /** The filesystem the benchmarks' data directories live on (`df -T` of the temp dir): fdatasync costs what it costs there. */

@@ -11,6 +11,7 @@ import blobRoutes from '../routes/blobs.js'
 import entryRoutes from '../routes/entries.js'
 import eventRoutes from '../routes/events.js'
 import healthRoutes from '../routes/health.js'
+import metricsRoutes from '../routes/metrics.js'
 import sessionRoutes from '../routes/sessions.js'
 import tokenRoutes from '../routes/tokens.js'
 import { redactingLogger } from './auth/redaction.js'
@@ -22,6 +23,7 @@ import { OneLineRequestLog } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
 import cors from './plugins/cors.js'
+import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import overload from './plugins/overload.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
@@ -108,6 +110,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   // registered (CORS headers first, then load shedding, then authentication).
   await app.register(routeAccess)
   await app.register(problem)
+  await app.register(metrics)
   await app.register(serialization)
   await app.register(securityHeaders)
   await app.register(bodyParsers)
@@ -118,6 +121,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(openapi)
 
   await app.register(healthRoutes, { storage: deps.storage })
+  await app.register(metricsRoutes)
   await app.register(blobRoutes, { prefix: '/v1/blobs' })
   await app.register(sessionRoutes, { prefix: '/v1/sessions' })
   await app.register(entryRoutes, { prefix: '/v1/sessions' })

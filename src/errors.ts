@@ -93,6 +93,13 @@ export const TooManyStreams = createError<[number]>(
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 
+/**
+ * The database of `STORAGE=postgres` cannot be reached, or did not answer in time. Answered 503
+ * with `Retry-After` (`retryAfterS`, seconds); the pool reconnects by itself when it returns.
+ */
+export const DatabaseUnavailable = createError<[] | [WithCause]>(
+  'SS_DATABASE_UNAVAILABLE', 'The database is unavailable', 503)
+
 export const Internal = createError<[] | [WithCause]>('SS_INTERNAL', 'Internal server error', 500)
 export const NotReady = createError<[string] | [string, WithCause]>('SS_NOT_READY', 'Not ready: %s', 503)
 /**

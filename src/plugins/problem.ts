@@ -26,7 +26,11 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_STORAGE_FAILED: "The session's storage failed; other sessions keep working",
   SS_NOT_READY: 'The service is not ready',
   SS_OVERLOADED: 'The server is overloaded; retry after the time in Retry-After',
+  SS_DATABASE_UNAVAILABLE: 'The database is unavailable; retry after the time in Retry-After',
 }
+
+/** Seconds a client waits before retrying when the database is unavailable. */
+export const DATABASE_RETRY_AFTER_S = 2
 
 /** Server errors that are expected under load, not failures: logged at debug, not error. */
 const EXPECTED_SERVER_CODES: ReadonlySet<string> = new Set(['SS_OVERLOADED'])
@@ -90,6 +94,7 @@ function sendProblem (reply: FastifyReply, facts: ProblemFacts): FastifyReply {
 /** Answers `err` as a problem; logs a 5xx with `{ err }`. */
 function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
   const facts = toProblemFacts(err)
+  if (facts.code === 'SS_DATABASE_UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S))
   if (facts.status >= 500 && !EXPECTED_SERVER_CODES.has(facts.code)) req.log.error({ err }, 'request failed')
   else req.log.debug({ code: facts.code, status: facts.status }, 'request rejected')
   return sendProblem(reply, facts)

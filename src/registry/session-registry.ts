@@ -159,6 +159,9 @@ export class SessionRegistry {
   /** Number of live streams registered through `onShutdown`. */
   get streamCount (): number { return this.#core.shutdownHooks.size }
 
+  /** Number of sessions held loaded in memory now. */
+  get openSessionCount (): number { return this.#core.open.size }
+
   /** Ends every live stream; the registry stops reporting ready. */
   shutdown (): void {
     this.#core.shuttingDown = true

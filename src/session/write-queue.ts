@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto'
 import { basename, dirname, join } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
 import type { SessionStorage, SessionStorageWriter } from '../storage/types.js'
+import { commitBatch } from '../metrics/instruments.js'
 import type { Logger } from './logger.js'
 import { prepareRecordForWrite, serializeRecord, storedLineSync } from './persist-transform.js'
 import type { FileRecord } from './types.js'
@@ -91,6 +92,7 @@ export class WriteQueue {
     this.#enqueue('append', async () => {
       batch.started = true
       if (this.#openBatch === batch) this.#openBatch = undefined
+      commitBatch.observe({ storage: 'file' }, batch.items.length)
       const lines = await this.#prepare(batch.items)
       const writer = this.#ensureWriter(path)
       this.#dirty = true

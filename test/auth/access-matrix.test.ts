@@ -50,6 +50,7 @@ function cells (): Record<string, Cell> {
     'GET /openapi.json': { url: '/openapi.json', expect: 200 },
     'GET /healthz': { url: '/healthz', expect: 200 },
     'GET /readyz': { url: '/readyz', expect: 200 },
+    'GET /metrics': { url: '/metrics', expect: 200 },
     'PUT /v1/blobs/sha256/:hex': { url: `/v1/blobs/sha256/${HEX}`, body: BLOB, type: 'application/octet-stream', expect: [200, 201] },
     'POST /v1/blobs': { url: '/v1/blobs', body: BLOB, type: 'application/octet-stream', expect: 201 },
     'GET /v1/blobs/sha256/:hex': { url: `/v1/blobs/sha256/${HEX}`, expect: 200 },
@@ -148,9 +149,9 @@ describe('the route list', () => {
     ])
   })
 
-  it('makes everything under /v1 protected and only health, docs and preflight public', () => {
+  it('makes everything under /v1 protected and only health, metrics, docs and preflight public', () => {
     const publicUrls = app.routeAccess.filter((r) => r.scope === 'public').map((r) => r.url)
-    expect(publicUrls.every((u) => ['/healthz', '/readyz', '/openapi.json', '*'].includes(u) || u.startsWith('/docs'))).toBe(true)
+    expect(publicUrls.every((u) => ['/healthz', '/readyz', '/metrics', '/openapi.json', '*'].includes(u) || u.startsWith('/docs'))).toBe(true)
     expect(app.routeAccess.filter((r) => r.url.startsWith('/v1')).every((r) => r.scope !== 'public')).toBe(true)
   })
 })

@@ -76,6 +76,12 @@ export function blobsHealthSuite (): void {
   })
 
   describe('health and docs', () => {
+    it('metrics (200, Prometheus text)', async () => {
+      const res = await ctx.client.GET('/metrics', { parseAs: 'text' })
+      expect(res.response.status).toBe(200)
+      expect(String(res.data)).toMatch(/^# HELP ss_http_requests_total /m)
+    })
+
     it('healthz (200), readyz (200, then 503 while storage cannot write)', async () => {
       expect((await ctx.client.GET('/healthz')).data).toEqual({ status: 'ok' })
       expect((await ctx.client.GET('/readyz')).data).toEqual({ status: 'ok' })

@@ -1,0 +1,90 @@
+/**
+ * The process's Prometheus instruments (API.md `GET /metrics`), in one registry per process:
+ * a process serves one app, and the storage layers below the app (group commit, the database
+ * pool) record into the same registry without knowing about HTTP. Gauges that describe live
+ * state (open streams, open sessions, pool use) are read when scraped, from the sources that
+ * registered themselves through `addGaugeSource`.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export const metricsRegistry = new Registry()
+collectDefaultMetrics({ register: metricsRegistry })
+
+export const httpRequests = new Counter({
+  name: 'ss_http_requests_total',
+  help: 'HTTP requests answered, by method, route pattern and status',
+  labelNames: ['method', 'route', 'status'] as const,
+  registers: [metricsRegistry],
+})
+
+export const appendDuration = new Histogram({
+  name: 'ss_append_duration_seconds',
+  help: 'Time from receiving an append request to its answer (durable when persisted)',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [metricsRegistry],
+})
+
+export const commitBatch = new Histogram({
+  name: 'ss_commit_batch_entries',
+  help: 'Lines written by one group commit: one write then sync of a session file (storage="file"), or one database transaction (storage="postgres")',
+  buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
+  labelNames: ['storage'] as const,
+  registers: [metricsRegistry],
+})
+
+export const notificationLag = new Histogram({
+  name: 'ss_notification_lag_seconds',
+  help: 'Time from a commit on any instance to this instance reading the new entries for its streams',
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5],
+  registers: [metricsRegistry],
+})
+
+export const storageInfo = new Gauge({
+  name: 'ss_storage_info',
+  help: 'The storage backend this instance serves from (1 for the one in use)',
+  labelNames: ['kind'] as const,
+  registers: [metricsRegistry],
+})
+
+/** Something whose value a gauge reads at scrape time; several sources add up. */
+export type GaugeSource = () => number
+
+const sources = new Map<string, Set<GaugeSource>>()
+
+function sum (name: string): number {
+  let total = 0
+  for (const source of sources.get(name) ?? []) {
+    try {
+      total += source()
+    } catch {
+      // A source that cannot answer (closing) counts as nothing rather than failing the scrape.
+    }
+  }
+  return total
+}
+
+function liveGauge (name: string, help: string): void {
+  new Gauge({ name, help, registers: [metricsRegistry], collect () { this.set(sum(name)) } })
+}
+
+liveGauge('ss_open_streams', 'Live SSE streams open on this instance')
+liveGauge('ss_open_sessions', 'Sessions held loaded in memory on this instance')
+liveGauge('ss_db_pool_total', 'Database connections open in the pool (postgres storage)')
+liveGauge('ss_db_pool_idle', 'Database connections idle in the pool (postgres storage)')
+liveGauge('ss_db_pool_waiting', 'Queries waiting for a database connection (postgres storage)')
+
+export type LiveGaugeName = 'ss_open_streams' | 'ss_open_sessions' | 'ss_db_pool_total' | 'ss_db_pool_idle' | 'ss_db_pool_waiting'
+
+/** Adds `source` to the gauge `name`; returns the function that removes it. */
+export function addGaugeSource (name: LiveGaugeName, source: GaugeSource): () => void {
+  let set = sources.get(name)
+  if (set === undefined) sources.set(name, set = new Set())
+  set.add(source)
+  const added = set
+  return () => { added.delete(source) }
+}
+
+/** The exposition: every metric in the Prometheus text format. */
+export async function renderMetrics (): Promise<{ contentType: string, body: string }> {
+  return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() }
+}

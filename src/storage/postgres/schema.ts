@@ -1,0 +1,146 @@
+/**
+ * The PostgreSQL schema of `STORAGE=postgres`, as numbered migrations. A migration, once
+ * released, never changes (the runner refuses a database whose applied migration differs from
+ * the one here); a change is a new migration with the next number.
+ *
+ * Every table is keyed by tenant first. `ss_entries.line` is the entry's JSONL line exactly as a
+ * session file holds it (without the newline), and `ss_sessions.header` the header line, so an
+ * export is the header line and the entry lines in `seq` order, byte for byte the disk file.
+ */
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'sessions, entries, idempotency keys, blobs, terminal breadcrumbs',
+    sql: `
+CREATE TABLE ss_sessions (
+  tenant       text        NOT NULL,
+  id           text        NOT NULL,
+  cwd          text        NOT NULL,
+  header       text        NOT NULL,
+  title        text,
+  leaf_id      text,
+  revision     bigint      NOT NULL DEFAULT 0,
+  entry_count  bigint      NOT NULL DEFAULT 0,
+  unsaved      boolean     NOT NULL DEFAULT true,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  modified_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, id)
+);
+CREATE INDEX ss_sessions_listing ON ss_sessions (tenant, cwd, modified_at DESC) WHERE NOT unsaved;
+CREATE INDEX ss_sessions_unsaved ON ss_sessions (modified_at) WHERE unsaved;
+
+CREATE TABLE ss_entries (
+  tenant       text        NOT NULL,
+  session      text        NOT NULL,
+  seq          bigint      NOT NULL,
+  id           text        NOT NULL,
+  line         text        NOT NULL,
+  committed_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  PRIMARY KEY (tenant, session, seq),
+  UNIQUE (tenant, session, id),
+  FOREIGN KEY (tenant, session) REFERENCES ss_sessions (tenant, id) ON DELETE CASCADE ON UPDATE CASCADE
+);
+
+CREATE TABLE ss_idempotency_keys (
+  tenant       text        NOT NULL,
+  session      text        NOT NULL,
+  key          text        NOT NULL,
+  body_hash    text        NOT NULL,
+  response     jsonb       NOT NULL,
+  expires_at   timestamptz NOT NULL,
+  PRIMARY KEY (tenant, session, key),
+  FOREIGN KEY (tenant, session) REFERENCES ss_sessions (tenant, id) ON DELETE CASCADE ON UPDATE CASCADE
+);
+CREATE INDEX ss_idempotency_keys_expiry ON ss_idempotency_keys (expires_at);
+
+CREATE TABLE ss_blobs (
+  tenant       text        NOT NULL,
+  hash         text        NOT NULL CHECK (hash ~ '^[0-9a-f]{64}$'),
+  media_type   text        NOT NULL,
+  size         bigint      NOT NULL,
+  data         bytea       NOT NULL,
+  created_at   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, hash)
+);
+
+CREATE TABLE ss_breadcrumbs (
+  tenant       text        NOT NULL,
+  terminal_id  text        NOT NULL,
+  session      text        NOT NULL,
+  updated_at   timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant, terminal_id)
+);
+`,
+  },
+  {
+    version: 2,
+    name: 'ss_append: a group of appends to one session in one statement',
+    // One round trip per group commit: lock the session row, refuse each append whose expected
+    // revision is stale or whose ids the session has (ids repeated within one append are refused
+    // before they are sent), number the rest after entry_count, insert
+    // them, bump the row, notify. The statement is its own transaction.
+    sql: `
+CREATE FUNCTION ss_append (p_tenant text, p_session text, p_counts integer[], p_expect bigint[],
+  p_leaf_set boolean[], p_leaf text[], p_save boolean[], p_ids text[], p_lines text[])
+RETURNS TABLE (status text, first_seq bigint, last_seq bigint, new_revision bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_rev bigint; v_rev0 bigint; v_count bigint; v_leaf text; v_save boolean := false;
+  v_taken text[]; v_ids text[]; v_n integer; v_off integer := 0;
+  v_seqs bigint[] := '{}'; v_ok_ids text[] := '{}'; v_ok_lines text[] := '{}';
+BEGIN
+  SELECT s.revision, s.entry_count, s.leaf_id INTO v_rev, v_count, v_leaf
+    FROM ss_sessions s WHERE s.tenant = p_tenant AND s.id = p_session FOR UPDATE;
+  IF NOT FOUND THEN
+    FOR i IN 1..coalesce(array_length(p_counts, 1), 0) LOOP
+      status := 'not_found'; first_seq := NULL; last_seq := NULL; new_revision := NULL; RETURN NEXT;
+    END LOOP;
+    RETURN;
+  END IF;
+  v_rev0 := v_rev;
+  SELECT coalesce(array_agg(e.id), '{}') INTO v_taken FROM unnest(p_ids) AS u (id)
+    JOIN ss_entries e ON e.tenant = p_tenant AND e.session = p_session AND e.id = u.id;
+  FOR i IN 1..coalesce(array_length(p_counts, 1), 0) LOOP
+    v_n := p_counts[i];
+    v_ids := coalesce(p_ids[v_off + 1 : v_off + v_n], '{}');
+    first_seq := NULL; last_seq := NULL;
+    IF p_expect[i] IS NOT NULL AND p_expect[i] <> v_rev THEN
+      status := 'stale'; new_revision := v_rev;
+    ELSIF v_ids && v_taken THEN
+      status := 'duplicate'; new_revision := v_rev;
+    ELSE
+      first_seq := v_count + 1;
+      v_seqs := v_seqs || ARRAY(SELECT generate_series(v_count + 1, v_count + v_n));
+      v_ok_ids := v_ok_ids || v_ids;
+      v_ok_lines := v_ok_lines || p_lines[v_off + 1 : v_off + v_n];
+      v_taken := v_taken || v_ids;
+      v_count := v_count + v_n;
+      IF p_leaf_set[i] THEN v_leaf := p_leaf[i]; END IF;
+      IF p_save[i] THEN v_save := true; END IF;
+      v_rev := v_rev + 1;
+      status := 'ok'; last_seq := v_count; new_revision := v_rev;
+    END IF;
+    RETURN NEXT;
+    v_off := v_off + v_n;
+  END LOOP;
+  IF coalesce(array_length(v_seqs, 1), 0) > 0 THEN
+    INSERT INTO ss_entries (tenant, session, seq, id, line)
+      SELECT p_tenant, p_session, t.s, t.d, t.l FROM unnest(v_seqs, v_ok_ids, v_ok_lines) AS t (s, d, l);
+    PERFORM pg_notify('ss_entries', json_build_array(p_tenant, p_session, v_count)::text);
+  END IF;
+  IF v_rev <> v_rev0 THEN
+    UPDATE ss_sessions s SET revision = v_rev, entry_count = v_count, leaf_id = v_leaf,
+      unsaved = s.unsaved AND NOT v_save, modified_at = clock_timestamp()
+      WHERE s.tenant = p_tenant AND s.id = p_session;
+  END IF;
+END
+$fn$;
+`,
+  },
+]

@@ -1,0 +1,44 @@
+import type pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { migrate } from '../../../src/storage/postgres/migrate.js'
+import { createPool } from '../../../src/storage/postgres/pool.js'
+import { MIGRATIONS } from '../../../src/storage/postgres/schema.js'
+import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
+
+describe.runIf(pgAvailable)('PostgreSQL schema migrations', () => {
+  let db: TestDatabase
+  const pools: pg.Pool[] = []
+  const pool = (): pg.Pool => { const p = createPool(db.url, { max: 2 }); pools.push(p); return p }
+
+  beforeAll(async () => { db = await createTestDatabase() })
+  afterAll(async () => {
+    await Promise.all(pools.map(async (p) => await p.end()))
+    await db?.drop()
+  })
+
+  it('applies every migration once, even when two servers start at the same moment', async () => {
+    const [a, b] = await Promise.all([migrate(pool()), migrate(pool())])
+    expect([...a.applied, ...b.applied].sort()).toEqual(MIGRATIONS.map((m) => m.version))
+    const { rows } = await pool().query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
+    expect(rows.map((r: { table_name: string }) => r.table_name)).toEqual([
+      'ss_blobs', 'ss_breadcrumbs', 'ss_entries', 'ss_idempotency_keys', 'ss_schema_migrations', 'ss_sessions',
+    ])
+  })
+
+  it('is idempotent: a later start applies nothing', async () => {
+    const again = await migrate(pool())
+    expect(again).toEqual({ applied: [], version: MIGRATIONS.length })
+  })
+
+  it('refuses a database whose applied migration differs from this build', async () => {
+    const changed = MIGRATIONS.map((m) => m.version === 1 ? { ...m, sql: m.sql + '\n-- changed' } : m)
+    await expect(migrate(pool(), { migrations: changed })).rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('migration 1') })
+  })
+
+  it('refuses a database with a schema newer than this build, and applies a new migration in order', async () => {
+    const version = MIGRATIONS.length + 1
+    const next = [...MIGRATIONS, { version, name: 'probe', sql: 'CREATE TABLE ss_probe (x int)' }]
+    expect((await migrate(pool(), { migrations: next })).applied).toEqual([version])
+    await expect(migrate(pool())).rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('newer') })
+  })
+})
