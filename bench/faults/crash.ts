@@ -10,9 +10,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCrashRound } from '../../test/faults/support/crash-scenario.js'
 import { seedFromEnv } from '../../test/faults/support/prng.js'
-import { serverEntry } from '../lib/processes.js'
+import { buildOnce, ROOT } from '../lib/processes.js'
 import { numberFlag, report } from './args.js'
 
+buildOnce() // dist/ as `npm start` leaves it, compiled before any round
+const serverEntry = join(ROOT, 'dist', 'src', 'server.js')
 const rounds = numberFlag('rounds', 20)
 const first = numberFlag('seed', seedFromEnv())
 const deadline = Date.now() + numberFlag('max-seconds', 120) * 1000
@@ -25,7 +27,7 @@ const started = Date.now()
 for (let round = 0; round < rounds && Date.now() < deadline; round++) {
   const dataDir = mkdtempSync(join(tmpdir(), 'ss-crash-bench-'))
   const seed = (first + round) >>> 0
-  const r = await runCrashRound({ dataDir, seed, serverEntry: serverEntry().entry })
+  const r = await runCrashRound({ dataDir, seed, serverEntry })
   done++
   acknowledged += r.acknowledged
   natural += r.naturalTornTails
