@@ -90,6 +90,15 @@ export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit 
 /** The argument is the limit of concurrent streams per token. */
 export const TooManyStreams = createError<[number]>(
   'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
+/**
+ * Open mode on a loopback HOST: the request names a `Host` that is not a loopback name or address
+ * (DNS rebinding). The argument is that Host.
+ */
+export const MisdirectedHost = createError<[string]>('SS_MISDIRECTED_HOST',
+  "Host '%s' is not a loopback name or address; without tokens this server answers only loopback names", 421)
+/** Open mode on a loopback HOST: a write from a page of another origin. The argument is that Origin. */
+export const ForeignOrigin = createError<[string]>('SS_FOREIGN_ORIGIN',
+  "Origin '%s' may not change anything here: without tokens only the server's own origin and CORS_ORIGINS may write", 403)
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 

@@ -5,6 +5,7 @@
  * The token routes answer their own statuses with an admin token, and 409 without tokens.
  * Separate servers (access-server.ts) report into the suite's coverage.
  */
+import { Agent } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAccessServer, type AccessServer } from '../access-server.js'
 import { contractClient, type ContractClient } from '../contract-client.js'
@@ -85,6 +86,24 @@ export function accessSuite (): void {
   })
 
   describe('without AUTH_TOKENS_FILE', () => {
+    it('every operation declaring 421 answers it to a foreign Host (DNS rebinding)', async () => {
+      // fetch drops a Host header; set it at the dispatcher, below fetch.
+      const rebinding = new Agent().compose((dispatch) => (opts, handler) => {
+        // fetch hands the dispatcher its headers as an object of lowercase names.
+        expect(Array.isArray(opts.headers)).toBe(false)
+        const headers = Object.entries(opts.headers ?? {}).filter(([name]) => name !== 'host')
+        return dispatch({ ...opts, headers: [...headers.flat(), 'host', 'rebind.evil.example'] }, handler)
+      })
+      const client = contractClient(ctx.server.baseUrl, ctx.coverage, async (request) => await fetch(request, { dispatcher: rebinding } as unknown as RequestInit))
+      const ops = operations('421')
+      expect(ops.map((op) => `${op.method} ${op.path}`)).toContain('GET /healthz')
+      try {
+        for (const op of ops) await expectStatus(client, op, {}, 421, 'SS_MISDIRECTED_HOST')
+      } finally {
+        await rebinding.close()
+      }
+    })
+
     it('the token routes answer 409 SS_AUTH_DISABLED', async () => {
       for (const op of operations('409').filter((o) => o.path.startsWith('/v1/tokens'))) {
         const body = op.method === 'POST' ? { body: { scopes: ['read'] } } : {}
