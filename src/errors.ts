@@ -113,6 +113,9 @@ export const StorageFailed = createError<[string] | [string, WithCause]>(
 /** Another live process holds DATA_DIR's lock file. Arguments: the data dir, the pid, the lock file. */
 export const DataDirLocked = createError<[string, number, string]>('SS_DATA_DIR_LOCKED',
   'DATA_DIR %s is in use by process %d (lock file %s); one server owns a DATA_DIR', 500)
+/** Another process held a shared file's lock for too long (src/lock-file.ts `withLockFile`). */
+export const FileLockTimeout = createError<[string] | [string, WithCause]>(
+  'SS_FILE_LOCK_TIMEOUT', 'Lock %s is held by another process; try again', 503)
 /** A configuration variable is invalid at start-up. Arguments: the variable, then why. */
 export const InvalidConfig = createError<[string, string]>('SS_INVALID_CONFIG', '%s: %s', 500)
 

@@ -25,6 +25,7 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_STORAGE_FAILED: "The session's storage failed; other sessions keep working",
   SS_NOT_READY: 'The service is not ready',
   SS_OVERLOADED: 'The server is overloaded; retry after the time in Retry-After',
+  SS_FILE_LOCK_TIMEOUT: 'Another process is changing the same file; try again',
 }
 
 /** Server errors that are expected under load, not failures: logged at debug, not error. */
