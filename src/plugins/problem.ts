@@ -2,11 +2,13 @@
  * The one error handler and the one not-found handler of the app: every error leaves as
  * `application/problem+json` `{ type, title, status, code, detail? }` (API.md "Conventions").
  * A 5xx is logged with `{ err }` and never carries the error's message. A known path asked for
- * with a method it does not answer is `405` with `Allow`; an unknown path is `404`.
+ * with a method it does not answer is `405` with `Allow`; an unknown path is `404`, and so is a
+ * known one whose route found nothing. Their details quote the URL with secrets redacted.
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { redactUrl } from '../auth/redaction.js'
 import {
   FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
   STORAGE_ERRNO_CODES,
@@ -109,9 +111,11 @@ async function problem (app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route: RouteOptions) => { if (route.url !== '*' && route.url !== '/*') routes.add(route.url, route.method) })
   app.setErrorHandler(handleError)
   app.setNotFoundHandler((req, reply) => {
-    const url = req.url.slice(0, 200)
+    // The URL is quoted back without secrets: `?access_token=` may carry one.
+    const url = redactUrl(req.url).slice(0, 200)
     const allowed = routes.allowed(req.url)
-    if (allowed.length > 0) {
+    // A route that answers this method but found nothing (a missing file under /docs/static/) is 404.
+    if (allowed.length > 0 && !allowed.includes(req.method)) {
       const err = new MethodNotAllowed(req.method, url)
       reply.header('allow', allowed.join(', '))
       return sendProblem(reply, { status: 405, code: err.code, detail: err.message })
