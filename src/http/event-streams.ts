@@ -9,6 +9,7 @@ import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
 import { FrameCache } from './frame-cache.js'
 import { encodeSse, SseConnection } from './sse.js'
+import { stringifyJson } from '../session/json-text.js'
 
 /** Entries read per pass of the loop. */
 const READ_BATCH = 500
@@ -101,7 +102,7 @@ const frames = new FrameCache(1024 * 1024, 4096)
 
 /** The `entry` frame of `entry` at `seq`; the default (`inline`) view is encoded once for everyone. */
 export function entryFrame (entry: object, seq: number, blobs: BlobMode | undefined): string {
-  const encode = (): string => encodeSse('entry', String(seq), JSON.stringify(applyBlobMode(entry, blobs)))
+  const encode = (): string => encodeSse('entry', String(seq), stringifyJson(applyBlobMode(entry, blobs)) ?? 'null')
   return blobs === 'ref' ? encode() : frames.get(entry, seq, encode)
 }
 
@@ -109,7 +110,7 @@ function encodeSessionEvent (event: SessionEvent): string {
   switch (event.type) {
     case 'append': return '' // never queued: appends only wake the loop
     case 'leaf': return encodeSse('leaf', undefined, JSON.stringify({ leafId: event.leafId }))
-    case 'session': return encodeSse('session', undefined, JSON.stringify(event.session))
+    case 'session': return encodeSse('session', undefined, stringifyJson(event.session) ?? 'null')
     case 'deleted': return encodeSse('deleted', undefined, JSON.stringify({ id: event.id }))
   }
 }
@@ -125,7 +126,7 @@ export function streamGlobal (registry: SessionRegistry, streams: StreamSet, req
   const pump = async (): Promise<void> => {
     while (!conn.closed) {
       for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
-        if (!conn.send(encodeSse(event.type, undefined, JSON.stringify(event.info))) && !await conn.drain()) return
+        if (!conn.send(encodeSse(event.type, undefined, stringifyJson(event.info) ?? 'null')) && !await conn.drain()) return
       }
       if (await conn.nextWake() === 'closed') return
     }
