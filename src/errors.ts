@@ -87,6 +87,9 @@ export const BatchTooLarge = createError<[number, number]>(
   'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
 /** The argument says when to retry, e.g. `1 minute`. */
 export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+/** Title changes of the tenant rewrote MAX_REWRITE_BYTES in the window. The argument says when to retry. */
+export const RewriteBudgetSpent = createError<[string]>('SS_REWRITE_BUDGET_SPENT',
+  'Title changes rewrite whole session files and this tenant rewrote its limit for now; retry in %s', 429)
 /** The argument is the limit of concurrent streams per token. */
 export const TooManyStreams = createError<[number]>(
   'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
