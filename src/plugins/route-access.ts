@@ -60,7 +60,9 @@ function document (route: RouteOptions, access: RouteAccess): void {
   // Every route answers 421 to a foreign Host in open mode (src/plugins/loopback-guard.ts).
   const misdirected = problemResponses(421)
   if (access.scope === 'public') {
-    route.schema = { ...schema, security: [], response: { ...misdirected, ...schema.response } }
+    // PUBLIC_RATE_LIMIT_MAX answers 429 (src/plugins/access.ts).
+    const limited = { 429: withHeaders(problemResponses(429)[429], RETRY_AFTER) }
+    route.schema = { ...schema, security: [], response: { ...misdirected, ...limited, ...schema.response } }
     return
   }
   const response = { ...accessResponses(access), ...misdirected, ...schema.response }

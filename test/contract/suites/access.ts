@@ -116,13 +116,14 @@ export function accessSuite (): void {
 
   describe('with RATE_LIMIT_MAX=1', () => {
     let server: AccessServer
-    beforeAll(async () => { server = await startAccessServer({ rateLimitMax: 1, rateLimitWindowMs: 60_000 }) })
+    beforeAll(async () => { server = await startAccessServer({ rateLimitMax: 1, publicRateLimitMax: 1, rateLimitWindowMs: 60_000 }) })
     afterAll(async () => { await server.close() })
 
-    it('every operation declaring 429 answers it once the token spent its budget, with Retry-After', async () => {
+    it('every operation declaring 429 answers it once the token (or, on public routes, the address) spent its budget, with Retry-After', async () => {
       const client = contractClient(server.baseUrl, ctx.coverage)
       const admin = bearer(server.tokens.secrets.admin)
       expect((await client.GET('/v1/sessions', { headers: admin })).response.status).toBe(200)
+      expect((await client.GET('/healthz')).response.status).toBe(200)
       for (const op of operations('429')) await expectStatus(client, op, admin, 429, 'SS_RATE_LIMITED')
     })
   })
