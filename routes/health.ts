@@ -12,6 +12,13 @@ export interface HealthOptions {
 
 let probes = 0
 
+/**
+ * How long, in ms, a /readyz storage probe answers for: within it every probe shares the last
+ * result (and concurrent ones the probe in flight), so that a flood of probes costs no file
+ * creations and removals.
+ */
+export const READY_PROBE_TTL_MS = 1000
+
 /** Writes and removes a small file under `dataDir`; rejects when storage cannot write. */
 async function probeWritable (storage: SessionStorage, dataDir: string): Promise<void> {
   const path = join(dataDir, `.readyz-${process.pid}-${++probes}`)
@@ -24,17 +31,34 @@ async function probeWritable (storage: SessionStorage, dataDir: string): Promise
   await storage.unlink(path)
 }
 
+/** `check`, run at most once per READY_PROBE_TTL_MS; its result (or failure) is shared. */
+function cached (check: () => Promise<void>): () => Promise<void> {
+  let last: { at: number, result: Promise<void> } | undefined
+  return async () => {
+    const now = Date.now()
+    if (last === undefined || now - last.at >= READY_PROBE_TTL_MS) {
+      const result = check()
+      result.catch(() => {}) // a failure is answered by whoever awaits it
+      last = { at: now, result }
+    }
+    await last.result
+  }
+}
+
 const health: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { storage }) => {
   app.get('/healthz', { schema: Healthz, config: { scope: 'public' } }, async () => ({ status: 'ok' as const }))
 
-  // Public, but shed under load like the API: an overloaded server is not ready for more traffic.
-  app.get('/readyz', { schema: Readyz, config: { scope: 'public', shedLoad: true } }, async () => {
+  const ready = cached(async () => {
     try {
       await probeWritable(storage, app.config.dataDir)
     } catch (err) {
       throw new NotReady('storage is not writable', { cause: err })
     }
     if (!await app.tenants.isReady()) throw new NotReady('session registry is not ready')
+  })
+  // Public, but shed under load like the API: an overloaded server is not ready for more traffic.
+  app.get('/readyz', { schema: Readyz, config: { scope: 'public', shedLoad: true } }, async () => {
+    await ready()
     return { status: 'ok' as const }
   })
 }

@@ -4,7 +4,9 @@
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { UnsupportedMediaType } from '../src/errors.js'
+import { DEFAULT_TENANT } from '../src/auth/tokens.js'
+import { RewriteBudgetSpent, UnsupportedMediaType } from '../src/errors.js'
+import { ByteBudget } from '../src/http/rewrite-budget.js'
 import { TEXT_BODY_TYPES } from '../src/plugins/body-parsers.js'
 import type { SessionView } from '../src/registry/session-registry.js'
 import {
@@ -31,6 +33,8 @@ async function defaultBody (req: FastifyRequest): Promise<void> {
 }
 
 const sessions: FastifyPluginAsyncTypebox = async (app) => {
+  // A title change rewrites the whole file (SPEC.md §6.7): its bytes count against the tenant's MAX_REWRITE_BYTES.
+  const rewrites = new ByteBudget(app.config.maxRewriteBytes, app.config.rateLimitWindowMs)
   app.post('', { schema: CreateSession }, async (req, reply) => {
     return sendSession(reply, await req.tenant.registry.create(req.body), 201)
   })
@@ -55,7 +59,14 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.patch('/:id', { schema: PatchSession }, async (req, reply) => {
-    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match']))
+    const tenant = req.principal?.tenant ?? DEFAULT_TENANT
+    const charge = (bytes: number): void => {
+      const wait = rewrites.charge(tenant, bytes)
+      if (wait === 0) return
+      reply.header('retry-after', String(wait))
+      throw new RewriteBudgetSpent(`${wait} s`)
+    }
+    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match'], charge))
   })
 
   app.post('/:id/move', { schema: MoveSession }, async (req, reply) => {

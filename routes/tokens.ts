@@ -32,6 +32,8 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
   app.post('', { schema: CreateToken, config: ADMIN }, async (req, reply) => {
     const tokens = store()
     const { expiresAt } = req.body
+    // A leap second (`23:59:60`) is a valid date-time that no Date can hold.
+    if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) throw new InvalidArgument(`expiresAt ${expiresAt} is not an instant this server can represent`)
     if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) throw new InvalidArgument('expiresAt must be in the future')
     const { secret, token } = await addToken(tokens.path, { ...req.body, tenant: tenantOf(req) })
     await tokens.reload()

@@ -23,6 +23,7 @@ import { OneLineRequestLog } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
 import cors from './plugins/cors.js'
+import loopbackGuard from './plugins/loopback-guard.js'
 import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import overload from './plugins/overload.js'
@@ -107,7 +108,8 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   app.addHook('preClose', async () => { tenants.shutdown() })
 
   // Order matters: route-access sees every route after it; the onRequest hooks run as
-  // registered (CORS headers first, then load shedding, then authentication).
+  // registered (CORS headers first, then the open mode's Host and Origin checks, then load
+  // shedding, then authentication).
   await app.register(routeAccess)
   await app.register(problem)
   await app.register(metrics)
@@ -116,6 +118,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(bodyParsers)
   await app.register(queryCoercion)
   await app.register(cors)
+  await app.register(loopbackGuard, { tokens: deps.tokens })
   await app.register(overload)
   await app.register(access, { tokens: deps.tokens, tenants })
   await app.register(openapi)

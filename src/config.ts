@@ -28,12 +28,19 @@ export interface Config {
   allowUnauthenticated: boolean
   /** Requests per client (its token, else its IP) per window; 0 = no rate limit. */
   rateLimitMax: number
+  /** Requests per client IP per window to the public routes (/healthz, /readyz, /openapi.json, /docs); 0 = no limit. */
+  publicRateLimitMax: number
   /** The rate limit's window in ms. */
   rateLimitWindowMs: number
   /** Live SSE streams one token may hold open at once; 0 = no cap. */
   maxSsePerToken: number
   /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
   maxBatchEntries: number
+  /**
+   * Bytes of session files that title changes (`PATCH`, a whole-file rewrite each) may rewrite
+   * per tenant per RATE_LIMIT_WINDOW_MS; 0 = no cap.
+   */
+  maxRewriteBytes: number
   /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
   maxEventLoopDelayMs: number
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
@@ -139,9 +146,11 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     ...(tokensFile === undefined ? {} : { authTokensFile: resolve(cwd, tokensFile) }),
     allowUnauthenticated: flag(env, 'ALLOW_UNAUTHENTICATED'),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
+    publicRateLimitMax: integer(env, 'PUBLIC_RATE_LIMIT_MAX', authOn ? 600 : 0, 0, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
+    maxRewriteBytes: integer(env, 'MAX_REWRITE_BYTES', authOn ? 1_073_741_824 : 0, 0, Number.MAX_SAFE_INTEGER),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     corsOrigins: corsOrigins(env),
   })

@@ -87,9 +87,21 @@ export const BatchTooLarge = createError<[number, number]>(
   'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
 /** The argument says when to retry, e.g. `1 minute`. */
 export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+/** Title changes of the tenant rewrote MAX_REWRITE_BYTES in the window. The argument says when to retry. */
+export const RewriteBudgetSpent = createError<[string]>('SS_REWRITE_BUDGET_SPENT',
+  'Title changes rewrite whole session files and this tenant rewrote its limit for now; retry in %s', 429)
 /** The argument is the limit of concurrent streams per token. */
 export const TooManyStreams = createError<[number]>(
   'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
+/**
+ * Open mode on a loopback HOST: the request names a `Host` that is not a loopback name or address
+ * (DNS rebinding). The argument is that Host.
+ */
+export const MisdirectedHost = createError<[string]>('SS_MISDIRECTED_HOST',
+  "Host '%s' is not a loopback name or address; without tokens this server answers only loopback names", 421)
+/** Open mode on a loopback HOST: a write from a page of another origin. The argument is that Origin. */
+export const ForeignOrigin = createError<[string]>('SS_FOREIGN_ORIGIN',
+  "Origin '%s' may not change anything here: without tokens only the server's own origin and CORS_ORIGINS may write", 403)
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 
@@ -111,6 +123,9 @@ export const StorageFailed = createError<[string] | [string, WithCause]>(
 /** Another live process holds DATA_DIR's lock file. Arguments: the data dir, the pid, the lock file. */
 export const DataDirLocked = createError<[string, number, string]>('SS_DATA_DIR_LOCKED',
   'DATA_DIR %s is in use by process %d (lock file %s); one server owns a DATA_DIR', 500)
+/** Another process held a shared file's lock for too long (src/lock-file.ts `withLockFile`). */
+export const FileLockTimeout = createError<[string] | [string, WithCause]>(
+  'SS_FILE_LOCK_TIMEOUT', 'Lock %s is held by another process; try again', 503)
 /** A configuration variable is invalid at start-up. Arguments: the variable, then why. */
 export const InvalidConfig = createError<[string, string]>('SS_INVALID_CONFIG', '%s: %s', 500)
 

@@ -17,6 +17,8 @@ describe('loadConfig', () => {
       maxSsePerToken: 0,
       maxBatchEntries: 0,
       maxEventLoopDelayMs: 0,
+      publicRateLimitMax: 0,
+      maxRewriteBytes: 0,
       corsOrigins: [],
     })
   })
@@ -27,13 +29,14 @@ describe('loadConfig', () => {
       LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5',
       AUTH_TOKENS_FILE: 'etc/tokens.json', ALLOW_UNAUTHENTICATED: '0', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000',
       MAX_SSE_PER_TOKEN: '3', MAX_BATCH_ENTRIES: '50', MAX_EVENT_LOOP_DELAY_MS: '0',
+      PUBLIC_RATE_LIMIT_MAX: '20', MAX_REWRITE_BYTES: '4096',
       CORS_ORIGINS: 'https://a.example, http://localhost:3000',
     }, '/srv/app')
     expect(config).toEqual({
       port: 0, host: '0.0.0.0', dataDir: '/var/lib/ss', storage: 'memory',
       logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5,
       authTokensFile: '/srv/app/etc/tokens.json', allowUnauthenticated: false, rateLimitMax: 10, rateLimitWindowMs: 1000,
-      maxSsePerToken: 3, maxBatchEntries: 50, maxEventLoopDelayMs: 0,
+      maxSsePerToken: 3, maxBatchEntries: 50, maxEventLoopDelayMs: 0, publicRateLimitMax: 20, maxRewriteBytes: 4096,
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
     })
   })
@@ -45,7 +48,9 @@ describe('loadConfig', () => {
   it('turns rate limit, stream cap, batch cap and load shedding on by default only with AUTH_TOKENS_FILE', () => {
     expect(loadConfig({ AUTH_TOKENS_FILE: '/t.json' })).toMatchObject({
       rateLimitMax: 6000, maxSsePerToken: 32, maxBatchEntries: 1000, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
+      publicRateLimitMax: 600, maxRewriteBytes: 1_073_741_824,
     })
+    expect(loadConfig({})).toMatchObject({ publicRateLimitMax: 0, maxRewriteBytes: 0 })
     expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxBatchEntries: 0, maxEventLoopDelayMs: 0 })
     expect(loadConfig({}).authTokensFile).toBeUndefined()
     expect(loadConfig({ RATE_LIMIT_MAX: '5', MAX_SSE_PER_TOKEN: '2', MAX_BATCH_ENTRIES: '7', MAX_EVENT_LOOP_DELAY_MS: '50' }))

@@ -2,11 +2,14 @@
  * Access tokens: a JSON file of SHA-256 hashes of token secrets, each bound to one tenant with
  * scopes and an optional expiry. The secret itself is shown once, at creation, and never stored.
  * The file is replaced atomically (temp file, fsync, rename, directory fsync) and re-read on
- * `reload()` (SIGHUP), keeping the previous tokens when the new file does not parse.
+ * `reload()` (SIGHUP), keeping the previous tokens when the new file does not parse. Every
+ * writer (the server's `/v1/tokens` and the CLI's `token` command, in any process) changes it
+ * in one read-modify-write under the lock file `<file>.lock`, so that no change is undone.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { InvalidArgument } from '../errors.js'
+import { withLockFile } from '../lock-file.js'
 import { FileSessionStorage } from '../storage/file-session-storage.js'
 import { writeAtomically } from '../session/write-queue.js'
 
@@ -188,10 +191,17 @@ export async function removeToken (path: string, id: string, tenant?: string): P
   })
 }
 
-/** Read-modify-write of one file, one at a time within this process. */
+/** The lock file every writer of the token file at `path` takes. */
+export const tokenLockPath = (path: string): string => `${path}.lock`
+
+/**
+ * Read-modify-write of one file, one at a time: within this process by a promise chain, across
+ * processes by the lock file beside it.
+ */
 const chains = new Map<string, Promise<unknown>>()
 async function serialized<T> (path: string, fn: () => Promise<T>): Promise<T> {
-  const run = (chains.get(path) ?? Promise.resolve()).then(fn, fn)
+  const locked = async (): Promise<T> => await withLockFile(tokenLockPath(path), fn)
+  const run = (chains.get(path) ?? Promise.resolve()).then(locked, locked)
   const tail = run.catch(() => {})
   chains.set(path, tail)
   void tail.then(() => { if (chains.get(path) === tail) chains.delete(path) })

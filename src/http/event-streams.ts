@@ -9,6 +9,7 @@ import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
 import { FrameCache, joinFrames } from './frame-cache.js'
 import { encodeSse, SseConnection } from './sse.js'
+import { stringifyJson } from '../session/json-text.js'
 
 /** Entries read per pass of the loop. */
 const READ_BATCH = 500
@@ -108,7 +109,7 @@ const frames = new FrameCache(1024 * 1024, 4096)
  * once for everyone and the same Buffer is written to every subscriber.
  */
 export function entryFrame (entry: object, seq: number, blobs: BlobMode | undefined): Buffer {
-  const encode = (): string => encodeSse('entry', String(seq), JSON.stringify(applyBlobMode(entry, blobs)))
+  const encode = (): string => encodeSse('entry', String(seq), stringifyJson(applyBlobMode(entry, blobs)) ?? 'null')
   return blobs === 'ref' ? Buffer.from(encode(), 'utf8') : frames.get(entry, seq, encode)
 }
 
@@ -116,7 +117,7 @@ function encodeSessionEvent (event: SessionEvent): string {
   switch (event.type) {
     case 'append': return '' // never queued: appends only wake the loop
     case 'leaf': return encodeSse('leaf', undefined, JSON.stringify({ leafId: event.leafId }))
-    case 'session': return encodeSse('session', undefined, JSON.stringify(event.session))
+    case 'session': return encodeSse('session', undefined, stringifyJson(event.session) ?? 'null')
     case 'deleted': return encodeSse('deleted', undefined, JSON.stringify({ id: event.id }))
   }
 }
@@ -146,7 +147,7 @@ export function streamGlobal (
     if (first !== undefined && !conn.send(first) && !await conn.drain()) return
     while (!conn.closed) {
       for (let event = queue.shift(); event !== undefined; event = queue.shift()) {
-        if (!conn.send(encodeSse(event.type, event.id, JSON.stringify(event.info))) && !await conn.drain()) return
+        if (!conn.send(encodeSse(event.type, event.id, stringifyJson(event.info) ?? 'null')) && !await conn.drain()) return
       }
       if (await conn.nextWake() === 'closed') return
     }

@@ -5,7 +5,7 @@
  *    live streams (EventSource cannot send headers); without AUTH_TOKENS_FILE everyone is the
  *    default tenant with every scope (API.md's open mode);
  * 2. counts the request against the rate limit of its client (the token, else the IP), failed
- *    authentications included;
+ *    authentications included; a public route counts against PUBLIC_RATE_LIMIT_MAX of its IP;
  * 3. answers 401 (`WWW-Authenticate: Bearer realm="session-store"`) or 403;
  * 4. gives the request its tenant (`req.tenant`: registry and blobs) and, for a stream, takes
  *    one of the client's MAX_SSE_PER_TOKEN slots until the stream's response closes, and ends
@@ -62,24 +62,37 @@ export function clientKey (req: FastifyRequest): string {
   return req.principal === null ? `ip:${req.ip}` : `token:${req.principal.tokenId}`
 }
 
-async function rateLimiter (app: FastifyInstance): Promise<preHandlerAsyncHookHandler | undefined> {
-  const { rateLimitMax: max, rateLimitWindowMs: timeWindow } = app.config
-  if (max === 0) return undefined
+interface Limiters {
+  /** RATE_LIMIT_MAX on the API, per token (else IP). */
+  api?: preHandlerAsyncHookHandler
+  /** PUBLIC_RATE_LIMIT_MAX on the public routes, per client IP. */
+  public?: preHandlerAsyncHookHandler
+}
+
+async function rateLimiters (app: FastifyInstance): Promise<Limiters> {
+  const { rateLimitMax, publicRateLimitMax, rateLimitWindowMs: timeWindow } = app.config
+  if (rateLimitMax === 0 && publicRateLimitMax === 0) return {}
   await app.register(rateLimit, { global: false })
-  return app.rateLimit({
-    max, timeWindow, keyGenerator: clientKey, errorResponseBuilder: (_req, context) => new RateLimited(context.after),
-  })
+  const errorResponseBuilder = (_req: FastifyRequest, context: { after: string }): Error => new RateLimited(context.after)
+  return {
+    ...(rateLimitMax === 0 ? {} : { api: app.rateLimit({ max: rateLimitMax, timeWindow, keyGenerator: clientKey, errorResponseBuilder }) }),
+    ...(publicRateLimitMax === 0
+      ? {}
+      : { public: app.rateLimit({ max: publicRateLimitMax, timeWindow, keyGenerator: (req) => `public:${req.ip}`, errorResponseBuilder }) }),
+  }
 }
 
 async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions): Promise<void> {
   app.decorateRequest('principal', null)
   // Set by the hook below on every route that is not public (typed as always there for routes).
   app.decorateRequest('tenant', null as unknown as Tenant)
-  const limit = await rateLimiter(app)
+  const limiters = await rateLimiters(app)
+  const limit = limiters.api
+  const publicLimit = limiters.public
   const slots = new StreamSlots(app.config.maxSsePerToken)
   const revocation = tokens === undefined ? undefined : revokeStreams(app, tokens)
 
-  if (tokens === undefined && limit === undefined && app.config.maxSsePerToken === 0) {
+  if (tokens === undefined && limit === undefined && publicLimit === undefined && app.config.maxSsePerToken === 0) {
     // Open mode without limits: nothing to authenticate, count or cap, so every request that is
     // not public just gets the default tenant, in a synchronous hook (no promise per request).
     const everyone = tenants.get(DEFAULT_TENANT)
@@ -93,7 +106,11 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
 
   app.addHook('onRequest', async function guard (req: FastifyRequest, reply: FastifyReply) {
     const { scope, stream = false } = req.routeOptions.config
-    if (scope === undefined || scope === 'public') return // unknown routes answer 404/405 to anyone
+    if (scope === undefined) return // unknown routes answer 404/405 to anyone
+    if (scope === 'public') {
+      await publicLimit?.call(this, req, reply)
+      return
+    }
     const verdict = authenticate(tokens, req, stream)
     if (verdict.ok) req.principal = verdict.principal
     await limit?.call(this, req, reply)

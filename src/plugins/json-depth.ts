@@ -32,7 +32,9 @@ export function nestedDeeperThan (text: string, max: number, perLine = false): b
       depth = 0
       inString = false
     } else if (inString) {
-      if (c === BACKSLASH) i++
+      // A backslash escapes the next character, but never a newline between JSONL lines: a
+      // torn line ending in `"\` must not hide the next line inside its string.
+      if (c === BACKSLASH && !(perLine && text.charCodeAt(i + 1) === NEWLINE)) i++
       else if (c === QUOTE) inString = false
     } else if (c === QUOTE) {
       inString = true

@@ -2,12 +2,14 @@
  * The one error handler and the one not-found handler of the app: every error leaves as
  * `application/problem+json` `{ type, title, status, code, detail? }` (API.md "Conventions").
  * A 5xx is logged with `{ err }` and never carries the error's message. A known path asked for
- * with a method it does not answer is `405` with `Allow`; an unknown path is `404`. Both hold
- * before the body is read: a request no route takes is never judged by its body.
+ * with a method it does not answer is `405` with `Allow`; an unknown path is `404`, and so is a
+ * known one whose route found nothing. Both hold before the body is read: a request no route
+ * takes is never judged by its body. Their details quote the URL with secrets redacted.
  */
 import { STATUS_CODES } from 'node:http'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
+import { redactUrl } from '../auth/redaction.js'
 import {
   FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
   STORAGE_ERRNO_CODES,
@@ -27,6 +29,7 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_NOT_READY: 'The service is not ready',
   SS_OVERLOADED: 'The server is overloaded; retry after the time in Retry-After',
   SS_DATABASE_UNAVAILABLE: 'The database is unavailable; retry after the time in Retry-After',
+  SS_FILE_LOCK_TIMEOUT: 'Another process is changing the same file; try again',
 }
 
 /** Seconds a client waits before retrying when the database is unavailable. */
@@ -118,9 +121,11 @@ const BODY_ERROR_CODES: ReadonlySet<string> = new Set(['FST_ERR_ROUTE_MISSING_CO
 
 /** The 405 (with `Allow`) or 404 of a request that no route takes. */
 function noRoute (routes: RouteMethods, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const url = req.url.slice(0, 200)
+  // The URL is quoted back without secrets: `?access_token=` may carry one.
+  const url = redactUrl(req.url).slice(0, 200)
   const allowed = routes.allowed(req.url)
-  if (allowed.length > 0) {
+  // A route that answers this method but found nothing (a missing file under /docs/static/) is 404.
+  if (allowed.length > 0 && !allowed.includes(req.method)) {
     const err = new MethodNotAllowed(req.method, url)
     reply.header('allow', allowed.join(', '))
     return sendProblem(reply, { status: 405, code: err.code, detail: err.message })

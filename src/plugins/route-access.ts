@@ -46,6 +46,7 @@ const withHeaders = <T extends object>(response: T, headers: object) => ({ ...re
 /** The responses access control and load shedding add to a route. */
 function accessResponses (access: RouteAccess): Record<number, unknown> {
   const out: Record<number, unknown> = { 401: withHeaders(problemResponses(401)[401], CHALLENGE) }
+  // 403 also answers a foreign Origin's write in open mode (src/plugins/loopback-guard.ts).
   if (RANK[access.scope] > RANK.read) out[403] = problemResponses(403)[403]
   out[429] = withHeaders(problemResponses(429)[429], RETRY_AFTER)
   if (access.shedLoad) out[503] = withHeaders(problemResponses(503)[503], RETRY_AFTER)
@@ -56,11 +57,15 @@ function accessResponses (access: RouteAccess): Record<number, unknown> {
 function document (route: RouteOptions, access: RouteAccess): void {
   const schema = route.schema as (Record<string, unknown> & { hide?: boolean, response?: Record<number, unknown> }) | undefined
   if (schema === undefined || schema.hide === true) return
+  // Every route answers 421 to a foreign Host in open mode (src/plugins/loopback-guard.ts).
+  const misdirected = problemResponses(421)
   if (access.scope === 'public') {
-    route.schema = { ...schema, security: [] }
+    // PUBLIC_RATE_LIMIT_MAX answers 429 (src/plugins/access.ts).
+    const limited = { 429: withHeaders(problemResponses(429)[429], RETRY_AFTER) }
+    route.schema = { ...schema, security: [], response: { ...misdirected, ...limited, ...schema.response } }
     return
   }
-  const response = { ...accessResponses(access), ...schema.response }
+  const response = { ...accessResponses(access), ...misdirected, ...schema.response }
   route.schema = { ...schema, response, ...(access.stream ? { security: STREAM_SECURITY } : {}) }
 }
 

@@ -78,9 +78,18 @@ export async function getSession (core: RegistryCore, id: string): Promise<Sessi
   return await core.use(id, (slot) => core.view(slot))
 }
 
-/** `setSessionName`: rewrites a flushed file atomically; a deferred one carries it to its first flush. */
-export async function rename (core: RegistryCore, id: string, title: string, ifMatch?: string): Promise<SessionView> {
+/**
+ * `setSessionName`: rewrites a flushed file atomically; a deferred one carries it to its first
+ * flush. The same title again changes nothing and writes nothing. `charge` is told the size of
+ * the file a rewrite is about to replace, and may refuse by throwing.
+ */
+export async function rename (core: RegistryCore, id: string, title: string, ifMatch?: string, charge?: (bytes: number) => void): Promise<SessionView> {
   return await core.exclusive(id, ifMatch, async (slot) => {
+    const { manager } = slot
+    if (manager.state.header.title === title && manager.sessionName === title) return core.view(slot)
+    if (charge !== undefined && manager.flushed && manager.sessionFile !== undefined) {
+      charge(core.storage.statSync(manager.sessionFile).size)
+    }
     await slot.manager.setSessionName(title)
     slot.markRewritten()
     core.announceHeader(slot)

@@ -5,6 +5,8 @@
  */
 import { createHash } from 'node:crypto'
 import type { BlobRef, BlobStore } from '../blobs/types.js'
+import { copyOnWrite, DESCEND, type CopyOnWriteRules } from './copy-on-write.js'
+import { stringifyJson } from './json-text.js'
 import { isNonEmptyString, isObject } from './guards.js'
 import { isEntry } from './tree.js'
 import {
@@ -55,9 +57,9 @@ export function storedLineSync (record: FileRecord): string | undefined {
   return pending.size > 0 ? undefined : serializeRecord(stored)
 }
 
-/** One JSONL line: `JSON.stringify(record)` plus `"\n"`. @see SPEC.md §3.1 */
+/** One JSONL line: `JSON.stringify(record)` plus `"\n"`, at any depth. @see SPEC.md §3.1 */
 export function serializeRecord (record: FileRecord): string {
-  return JSON.stringify(record) + '\n'
+  return stringifyJson(record) + '\n'
 }
 
 /**
@@ -70,17 +72,6 @@ export function truncateForPersist (s: string): string {
   const last = s.charCodeAt(keep - 1)
   if (last >= 0xd800 && last <= 0xdbff) keep--
   return s.slice(0, keep) + TRUNCATION_NOTICE
-}
-
-/** `inContentArray`: the value is an element of a `content` array (or of an array nested in one). */
-function transformValue (value: unknown, inContentArray: boolean, pending: PendingBlobs): unknown {
-  if (typeof value === 'string') return truncateForPersist(value)
-  if (typeof value !== 'object' || value === null) return value
-  if (Array.isArray(value)) return transformArray(value, inContentArray, pending)
-  const obj = value as Record<string, unknown>
-  if (inContentArray && isExternalizable(obj)) return externalize(obj, pending)
-  if (isSignedBlock(obj)) return obj
-  return transformObject(obj, pending)
 }
 
 /** Keys holding provider signatures: a cut signature is rejected by the provider, so never cut. */
@@ -102,55 +93,42 @@ function isSignedBlock (obj: Record<string, unknown>): boolean {
   }
 }
 
-function transformArray (arr: readonly unknown[], isContent: boolean, pending: PendingBlobs): unknown[] {
-  let out: unknown[] | undefined
-  for (let i = 0; i < arr.length; i++) {
-    const v = arr[i]
-    const t = transformValue(v, isContent, pending)
-    if (t !== v && out === undefined) out = arr.slice(0, i)
-    if (out !== undefined) out.push(t)
+/**
+ * §9.2 and §9.3 as copy-on-write rules (walked iteratively: entries of other writers may nest
+ * thousands of levels deep). Strings are truncated (never a provider signature), transient keys
+ * dropped, a changed object with a string `content` and a number `lineCount` gets its
+ * `lineCount` recomputed, a block the provider signed is kept whole, an `image_url` data URL is
+ * stored as a blob, and a qualifying image block in a `content` array gets the ref of its bytes
+ * as `data`.
+ */
+function rulesFor (pending: PendingBlobs): CopyOnWriteRules {
+  return {
+    enter: (value, inContent, key) => {
+      if (typeof value === 'string') {
+        if (key === 'image_url' && isImageDataUrl(value)) return externalizeDataUrl(value, pending)
+        return key !== undefined && SIGNATURE_KEYS.has(key) ? value : truncateForPersist(value)
+      }
+      if (typeof value !== 'object' || value === null) return value
+      if (!Array.isArray(value) && !(inContent && isExternalizable(value as Record<string, unknown>)) &&
+        isSignedBlock(value as Record<string, unknown>)) return value
+      return DESCEND
+    },
+    dropKey: (key) => TRANSIENT_KEYS.has(key),
+    exit: (source, copy, inContent) => {
+      if (Array.isArray(source)) return copy ?? source
+      const out = copy as Record<string, unknown> | undefined
+      if (out !== undefined && typeof out.content === 'string' && typeof out.lineCount === 'number') {
+        out.lineCount = out.content.split('\n').length
+      }
+      const block = source as Record<string, unknown>
+      return inContent && isExternalizable(block) ? externalize(block, out, pending) : out ?? block
+    },
   }
-  return out ?? (arr as unknown[])
 }
 
 /** Returns `obj` itself when nothing below it changed, else a copy with the same key order. */
 function transformObject (obj: Record<string, unknown>, pending: PendingBlobs): Record<string, unknown> {
-  const keys = Object.keys(obj)
-  let out: Record<string, unknown> | undefined
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!
-    if (TRANSIENT_KEYS.has(key)) {
-      out ??= copyPrefix(obj, keys, i)
-      continue
-    }
-    const v = obj[key]
-    const t = key === 'image_url' && isImageDataUrl(v)
-      ? externalizeDataUrl(v, pending)
-      : typeof v === 'string' && SIGNATURE_KEYS.has(key) ? v : transformValue(v, key === 'content' && Array.isArray(v), pending)
-    if (t !== v) out ??= copyPrefix(obj, keys, i)
-    if (out !== undefined) setOwn(out, key, t)
-  }
-  if (out === undefined) return obj
-  if (typeof out.content === 'string' && typeof out.lineCount === 'number') {
-    out.lineCount = out.content.split('\n').length
-  }
-  return out
-}
-
-/** A new object holding the first `n` keys of `obj` (all unchanged so far). */
-function copyPrefix (obj: Record<string, unknown>, keys: readonly string[], n: number): Record<string, unknown> {
-  const out: Record<string, unknown> = {}
-  for (let i = 0; i < n; i++) setOwn(out, keys[i]!, obj[keys[i]!])
-  return out
-}
-
-/** Defines an own data property; plain assignment would set the prototype for `__proto__`. */
-function setOwn (target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
-  } else {
-    target[key] = value
-  }
+  return copyOnWrite(obj, rulesFor(pending)) as Record<string, unknown>
 }
 
 /** An image block whose string `data` has at least 1024 code units (§9.3). */
@@ -173,14 +151,14 @@ function externalizeDataUrl (url: string, pending: PendingBlobs): string {
 
 /**
  * The stored copy of an image block: `data` becomes the ref of its base64-decoded bytes (Node's
- * lenient decoder); the other fields go through §9.2 like any value.
+ * lenient decoder); the other fields went through §9.2 like any value (`transformed`: the
+ * block's copy when one of them changed).
  */
-function externalize (block: Record<string, unknown>, pending: PendingBlobs): Record<string, unknown> {
+function externalize (block: Record<string, unknown>, transformed: Record<string, unknown> | undefined, pending: PendingBlobs): Record<string, unknown> {
   const bytes = Buffer.from(block.data as string, 'base64')
   const hash = createHash('sha256').update(bytes).digest('hex')
   pending.set(hash, bytes)
-  const transformed = transformObject(block, pending)
-  const out = transformed === block ? { ...block } : transformed
+  const out = transformed ?? { ...block }
   out.data = BLOB_REF_PREFIX + hash
   return out
 }

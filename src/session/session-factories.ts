@@ -14,6 +14,7 @@ import type { SessionStorage } from '../storage/types.js'
 import { resolveContinueTarget } from './breadcrumbs.js'
 import { assertValidCwd, assertValidTerminalId, encodeCwd, sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
+import { deepCopy } from './json-text.js'
 import { silentLogger, type Logger } from './logger.js'
 import { migrateSessionEntries } from './migrate.js'
 import { classifyFile, parseFile } from './session-loader.js'
@@ -112,7 +113,7 @@ export async function forkFrom (sourcePath: string, cwd: string, sessionDir?: st
   const source = resolveInside(env.dataDir, sourcePath)
   const file = await classifyFile(env.storage, source)
   if (file.kind !== 'valid') throw new ForkSourceInvalid(source, file.kind)
-  const copy = structuredClone(file.records)
+  const copy = deepCopy(file.records)
   migrateSessionEntries(copy)
   const sourceHeader = copy[0] as FileRecord
   const id = createSessionId()
@@ -142,7 +143,7 @@ export async function forkCopy (source: SessionManager, leafId?: string): Promis
   source.queue.throwIfLatched()
   if (!source.env.persist) throw new InvalidArgument('forkCopy needs a persisting session')
   const copy = new SessionManager(source.env, source.cwd, source.sessionDir)
-  copy.state.replace(structuredClone(source.state.records))
+  copy.state.replace(deepCopy(source.state.records))
   copy.state.leafId = source.state.leafId
   copy.sessionName = source.sessionName
   copy.sessionFile = source.sessionFile

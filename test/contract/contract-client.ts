@@ -39,8 +39,8 @@ function checker (coverage: Coverage): Middleware {
 }
 
 /** A client of `baseUrl` whose every response is checked and recorded in `coverage`. */
-export function contractClient (baseUrl: string, coverage: Coverage): ContractClient {
-  const client = createClient<paths>({ baseUrl })
+export function contractClient (baseUrl: string, coverage: Coverage, fetch?: (request: Request) => Promise<Response>): ContractClient {
+  const client = createClient<paths>({ baseUrl, ...(fetch === undefined ? {} : { fetch }) })
   client.use(checker(coverage))
   return client
 }

@@ -5,6 +5,7 @@
  * The token routes answer their own statuses with an admin token, and 409 without tokens.
  * Separate servers (access-server.ts) report into the suite's coverage.
  */
+import { Agent } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startAccessServer, type AccessServer } from '../access-server.js'
 import { contractClient, type ContractClient } from '../contract-client.js'
@@ -88,6 +89,24 @@ export function accessSuite (): void {
   })
 
   describe('without AUTH_TOKENS_FILE', () => {
+    it('every operation declaring 421 answers it to a foreign Host (DNS rebinding)', async () => {
+      // fetch drops a Host header; set it at the dispatcher, below fetch.
+      const rebinding = new Agent().compose((dispatch) => (opts, handler) => {
+        // fetch hands the dispatcher its headers as an object of lowercase names.
+        expect(Array.isArray(opts.headers)).toBe(false)
+        const headers = Object.entries(opts.headers ?? {}).filter(([name]) => name !== 'host')
+        return dispatch({ ...opts, headers: [...headers.flat(), 'host', 'rebind.evil.example'] }, handler)
+      })
+      const client = contractClient(ctx.server.baseUrl, ctx.coverage, async (request) => await fetch(request, { dispatcher: rebinding } as unknown as RequestInit))
+      const ops = operations('421')
+      expect(ops.map((op) => `${op.method} ${op.path}`)).toContain('GET /healthz')
+      try {
+        for (const op of ops) await expectStatus(client, op, {}, 421, 'SS_MISDIRECTED_HOST')
+      } finally {
+        await rebinding.close()
+      }
+    })
+
     it('the token routes answer 409 SS_AUTH_DISABLED', async () => {
       for (const op of operations('409').filter((o) => o.path.startsWith('/v1/tokens'))) {
         const body = op.method === 'POST' ? { body: { scopes: ['read'] } } : {}
@@ -100,13 +119,14 @@ export function accessSuite (): void {
 
   describe('with RATE_LIMIT_MAX=1', () => {
     let server: AccessServer
-    beforeAll(async () => { server = await startAccessServer({ rateLimitMax: 1, rateLimitWindowMs: 60_000 }) })
+    beforeAll(async () => { server = await startAccessServer({ rateLimitMax: 1, publicRateLimitMax: 1, rateLimitWindowMs: 60_000 }) })
     afterAll(async () => { await server.close() })
 
-    it('every operation declaring 429 answers it once the token spent its budget, with Retry-After', async () => {
+    it('every operation declaring 429 answers it once the token (or, on public routes, the address) spent its budget, with Retry-After', async () => {
       const client = contractClient(server.baseUrl, ctx.coverage)
       const admin = bearer(server.tokens.secrets.admin)
       expect((await client.GET('/v1/sessions', { headers: admin })).response.status).toBe(200)
+      expect((await client.GET('/healthz')).response.status).toBe(200)
       for (const op of operations('429')) await expectStatus(client, op, admin, 429, 'SS_RATE_LIMITED')
     })
   })

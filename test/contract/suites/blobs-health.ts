@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
+import { READY_PROBE_TTL_MS } from '../../../routes/health.js'
 import { raw } from '../contract-client.js'
 import { BODY_LIMIT } from '../contract-server.js'
 import { ctx, expectProblem } from './context.js'
@@ -87,6 +88,8 @@ export function blobsHealthSuite (): void {
       expect((await ctx.client.GET('/readyz')).data).toEqual({ status: 'ok' })
       ctx.server.faults.writes.add('.readyz-')
       try {
+        // The last probe's result answers for READY_PROBE_TTL_MS.
+        await new Promise((resolve) => setTimeout(resolve, READY_PROBE_TTL_MS + 50))
         expectProblem(await ctx.client.GET('/readyz'), 503, 'SS_NOT_READY')
       } finally {
         ctx.server.faults.writes.delete('.readyz-')

@@ -1,0 +1,73 @@
+/**
+ * Every writer of the token file takes the same lock (`<file>.lock`, src/lock-file.ts): a
+ * revocation by the CLI in another process, raced with token creation through `/v1/tokens`,
+ * is never undone by the creation's read-modify-write, and no created token is lost either.
+ */
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import type { App } from '../../src/app.js'
+import { addToken, readTokenFileOrEmpty } from '../../src/auth/tokens.js'
+import { buildTestApp } from '../helpers/app.js'
+import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
+
+const ROUNDS = 6
+const PER_ROUND = 12
+const REVOKER = join(import.meta.dirname, '..', 'helpers', 'token-revoker.ts')
+
+let fx: TokenFixture
+let app: App
+afterEach(async () => {
+  await app.close()
+  fx.cleanup()
+})
+
+/** Starts the revoker on `ids`; resolves once it is ready, with a function that starts it and waits for the end. */
+async function revoker (file: string, ids: string[]): Promise<() => Promise<void>> {
+  const child = spawn(process.execPath, ['--import', 'tsx', REVOKER, file, ...ids], { stdio: ['pipe', 'pipe', 'pipe'] })
+  let out = ''
+  let err = ''
+  child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
+  child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
+  while (!out.includes('ready')) {
+    if (child.exitCode !== null) throw new Error(`revoker failed: ${err}`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  return async () => {
+    child.stdin.write('go\n')
+    const code = await exited
+    expect({ code, err }).toEqual({ code: 0, err: '' })
+  }
+}
+
+describe('token file writers share one lock', () => {
+  it(`a revocation raced with API token creation stays revoked (${ROUNDS} rounds of ${PER_ROUND})`, { timeout: 180_000 }, async () => {
+    fx = await tokenFixture()
+    app = await buildTestApp({ tokens: await fx.load() })
+    for (let round = 0; round < ROUNDS; round++) {
+      const victims = await Promise.all(Array.from({ length: PER_ROUND }, async () => await addToken(fx.path, { tenant: 'acme', scopes: ['read'] })))
+      await app.tokens?.reload()
+      const go = await revoker(fx.path, victims.map((v) => v.token.id))
+      const revoking = go()
+      const created: string[] = []
+      for (let i = 0; i < PER_ROUND; i++) {
+        const res = await app.inject({ method: 'POST', url: '/v1/tokens', headers: bearer(fx.secrets.admin), payload: { scopes: ['read'] } })
+        expect(res.statusCode).toBe(201)
+        created.push(res.json().secret as string)
+      }
+      await revoking
+      await app.tokens?.reload() // what SIGHUP does after the CLI's change
+      const ids = new Set((await readTokenFileOrEmpty(fx.path)).tokens.map((t) => t.id))
+      expect(victims.filter((v) => ids.has(v.token.id)).map((v) => v.token.id), `round ${round}: revoked tokens back in the file`).toEqual([])
+      for (const victim of victims) {
+        const res = await app.inject({ method: 'GET', url: '/v1/sessions', headers: bearer(victim.secret) })
+        expect(res.statusCode).toBe(401)
+      }
+      for (const secret of created) {
+        const res = await app.inject({ method: 'GET', url: '/v1/sessions', headers: bearer(secret) })
+        expect(res.statusCode, `round ${round}: a created token was lost`).toBe(200)
+      }
+    }
+  })
+})
