@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path'
 import { InvalidConfig } from './errors.js'
+import type { RegistryLimits } from './registry/registry-core.js'
 import type { StorageKind } from './storage/index.js'
 
 export type { StorageKind }
@@ -22,6 +23,14 @@ export interface Config {
   bodyLimit: number
   /** Most sessions the registry keeps loaded at once (per tenant). */
   maxOpenSessions: number
+  /** Bytes of session data the registry keeps loaded before it evicts (per tenant); 0 = no budget. */
+  maxOpenSessionBytes: number
+  /** Sessions without an assistant message (held in memory only) per tenant; 0 = no cap. */
+  maxUnsavedSessions: number
+  /** Bytes one unsaved session may hold in memory (413 beyond); 0 = no cap. */
+  maxUnsavedSessionBytes: number
+  /** Entries one unsaved session may hold in memory (413 beyond); 0 = no cap. */
+  maxUnsavedSessionEntries: number
   /** Absolute path of the token file (src/auth/tokens.ts). Unset: open access, one tenant. */
   authTokensFile?: string
   /** Serve without tokens on a non-loopback HOST anyway. */
@@ -39,6 +48,8 @@ export interface Config {
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
   corsOrigins: string[]
 }
+
+const MIB = 1024 * 1024
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -136,6 +147,10 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 67_108_864, 1, Number.MAX_SAFE_INTEGER),
     maxOpenSessions: integer(env, 'MAX_OPEN_SESSIONS', 1000, 1, 1_000_000),
+    maxOpenSessionBytes: integer(env, 'MAX_OPEN_SESSION_BYTES', 512 * MIB, 0, Number.MAX_SAFE_INTEGER),
+    maxUnsavedSessions: integer(env, 'MAX_UNSAVED_SESSIONS', authOn ? 100 : 0, 0, 1_000_000),
+    maxUnsavedSessionBytes: integer(env, 'MAX_UNSAVED_SESSION_BYTES', authOn ? 16 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
+    maxUnsavedSessionEntries: integer(env, 'MAX_UNSAVED_SESSION_ENTRIES', authOn ? 2000 : 0, 0, 1_000_000),
     ...(tokensFile === undefined ? {} : { authTokensFile: resolve(cwd, tokensFile) }),
     allowUnauthenticated: flag(env, 'ALLOW_UNAUTHENTICATED'),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
@@ -145,4 +160,14 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     corsOrigins: corsOrigins(env),
   })
+}
+
+/** The registry's memory bounds (per tenant) from the configuration. */
+export function registryLimits (config: Config): RegistryLimits {
+  return {
+    maxOpenSessionBytes: config.maxOpenSessionBytes,
+    maxUnsavedSessions: config.maxUnsavedSessions,
+    maxUnsavedSessionBytes: config.maxUnsavedSessionBytes,
+    maxUnsavedSessionEntries: config.maxUnsavedSessionEntries,
+  }
 }

@@ -28,6 +28,13 @@ export type ModelErrorCode =
   | 'SS_SESSION_VERSION_TOO_NEW' | 'SS_SESSION_VERSION_INVALID'
   | 'SS_FORK_SOURCE_INVALID' | 'SS_MOVE_DESTINATION_EXISTS'
 
+/**
+ * `err` with the seconds a client should wait, answered as `Retry-After` (src/plugins/problem.ts).
+ */
+export function withRetryAfter<E extends Error> (err: E, seconds: number): E & { retryAfterS: number } {
+  return Object.assign(err, { retryAfterS: seconds })
+}
+
 /** True when `err` carries the given stable code. */
 export function hasCode (err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code
@@ -90,6 +97,13 @@ export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit 
 /** The argument is the limit of concurrent streams per token. */
 export const TooManyStreams = createError<[number]>(
   'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
+/** Arguments: the session id, then the bound it would pass (e.g. `16777216 bytes`). */
+export const UnsavedSessionTooLarge = createError<[string, string]>('SS_UNSAVED_SESSION_TOO_LARGE',
+  "Session '%s' is not saved yet (no assistant message) and would exceed %s held in memory; " +
+  "append the assistant's reply to save it, or start a new session", 413)
+/** The argument is the limit of unsaved sessions per tenant. */
+export const TooManyUnsavedSessions = createError<[number]>('SS_TOO_MANY_UNSAVED_SESSIONS',
+  'At most %d sessions without an assistant message are held at once; save or delete one first', 429)
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 

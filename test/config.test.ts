@@ -11,6 +11,10 @@ describe('loadConfig', () => {
       logLevel: 'info',
       bodyLimit: 67_108_864,
       maxOpenSessions: 1000,
+      maxOpenSessionBytes: 512 * 1024 * 1024,
+      maxUnsavedSessions: 0,
+      maxUnsavedSessionBytes: 0,
+      maxUnsavedSessionEntries: 0,
       allowUnauthenticated: false,
       rateLimitMax: 0,
       rateLimitWindowMs: 60_000,
@@ -24,14 +28,16 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATA_DIR: '/var/lib/ss', STORAGE: 'memory',
-      LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5',
+      LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5', MAX_OPEN_SESSION_BYTES: '4096',
+      MAX_UNSAVED_SESSIONS: '7', MAX_UNSAVED_SESSION_BYTES: '2048', MAX_UNSAVED_SESSION_ENTRIES: '9',
       AUTH_TOKENS_FILE: 'etc/tokens.json', ALLOW_UNAUTHENTICATED: '0', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000',
       MAX_SSE_PER_TOKEN: '3', MAX_BATCH_ENTRIES: '50', MAX_EVENT_LOOP_DELAY_MS: '0',
       CORS_ORIGINS: 'https://a.example, http://localhost:3000',
     }, '/srv/app')
     expect(config).toEqual({
       port: 0, host: '0.0.0.0', dataDir: '/var/lib/ss', storage: 'memory',
-      logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5,
+      logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5, maxOpenSessionBytes: 4096,
+      maxUnsavedSessions: 7, maxUnsavedSessionBytes: 2048, maxUnsavedSessionEntries: 9,
       authTokensFile: '/srv/app/etc/tokens.json', allowUnauthenticated: false, rateLimitMax: 10, rateLimitWindowMs: 1000,
       maxSsePerToken: 3, maxBatchEntries: 50, maxEventLoopDelayMs: 0,
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
@@ -45,6 +51,7 @@ describe('loadConfig', () => {
   it('turns rate limit, stream cap, batch cap and load shedding on by default only with AUTH_TOKENS_FILE', () => {
     expect(loadConfig({ AUTH_TOKENS_FILE: '/t.json' })).toMatchObject({
       rateLimitMax: 6000, maxSsePerToken: 32, maxBatchEntries: 1000, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
+      maxUnsavedSessions: 100, maxUnsavedSessionBytes: 16 * 1024 * 1024, maxUnsavedSessionEntries: 2000,
     })
     expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxBatchEntries: 0, maxEventLoopDelayMs: 0 })
     expect(loadConfig({}).authTokensFile).toBeUndefined()

@@ -34,6 +34,7 @@ export interface CreateInput {
 /** A new session, deferred in memory (no file) until its first assistant message. */
 export async function create (core: RegistryCore, input: CreateInput): Promise<SessionView> {
   await core.ready
+  core.assertUnsavedRoom()
   const options: CreateOptions = { ...core.managerOptions() }
   if (input.title !== undefined) options.title = input.title
   if (input.parentSession !== undefined) options.parentSession = input.parentSession
@@ -60,6 +61,7 @@ export async function continueRecent (core: RegistryCore, cwd: string, terminalI
     if (terminalId !== undefined) await writeBreadcrumb(core.storage, core.dataDir, terminalId, cwd, path, core.log)
     return { session, created: false }
   }
+  core.assertUnsavedRoom()
   const m = await SessionManager.create(cwd, undefined, core.storage, core.managerOptions(terminalId))
   return { session: core.view(core.adopt(m)), created: true }
 }
@@ -108,7 +110,11 @@ export async function move (core: RegistryCore, id: string, cwd: string, ifMatch
  * session: the source stays open and unchanged (a deferred one stays deferred).
  */
 export async function fork (core: RegistryCore, id: string, leafId?: string, ifMatch?: string): Promise<SessionView> {
-  const copy = await core.exclusive(id, ifMatch, async (slot) => await SessionManager.forkCopy(slot.manager, leafId))
+  const copy = await core.exclusive(id, ifMatch, async (slot) => {
+    // A copy of an unsaved session is itself unsaved (held in memory only).
+    if (!slot.manager.isFlushed()) core.assertUnsavedRoom()
+    return await SessionManager.forkCopy(slot.manager, leafId)
+  })
   return core.view(core.adopt(copy))
 }
 
