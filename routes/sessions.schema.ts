@@ -5,6 +5,7 @@
  */
 import { Type } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { MAX_TITLE_LENGTH } from '../src/registry/session-info.js'
 import { BODY_ERRORS, ETagHeader, LocationHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
@@ -72,6 +73,8 @@ const CreatedSession = (description: string) => ({
   ...ref(Session), description, headers: { Location: LocationHeader, ETag: ETagHeader },
 })
 
+const Title = Type.String({ maxLength: MAX_TITLE_LENGTH, description: `At most ${MAX_TITLE_LENGTH} characters` })
+
 export const CreateSession = {
   tags: ['sessions'],
   summary: 'Create a session',
@@ -79,7 +82,7 @@ export const CreateSession = {
     'whether the server or the client (`id`) chooses its id.',
   body: Type.Object({
     cwd: Cwd,
-    title: Type.Optional(Type.String()),
+    title: Type.Optional(Title),
     parentSession: Type.Optional(Type.String()),
     id: Type.Optional(ClientSessionId),
   }, { additionalProperties: false }),
@@ -149,7 +152,7 @@ export const PatchSession = {
   summary: 'Set the title',
   params: IdParams,
   headers: IfMatchHeaders,
-  body: Type.Object({ title: Type.String() }, { additionalProperties: false }),
+  body: Type.Object({ title: Title }, { additionalProperties: false }),
   response: { 200: SessionWithEtag('Updated'), ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507) },
 }
 

@@ -45,6 +45,18 @@ export interface Config {
   maxBatchEntries: number
   /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
   maxEventLoopDelayMs: number
+  /** A request must arrive whole (headers and body) within this many ms, else 408 and closed. */
+  requestTimeoutMs: number
+  /** A request's headers must arrive within this many ms (at most `requestTimeoutMs`). */
+  headersTimeoutMs: number
+  /** A socket idle this long is closed (live streams excepted). */
+  connectionTimeoutMs: number
+  /** An idle keep-alive socket is closed after this many ms. */
+  keepAliveTimeoutMs: number
+  /** Open sockets in total; 0 = no cap. */
+  maxConnections: number
+  /** Open sockets from one client address; 0 = no cap. */
+  maxConnectionsPerClient: number
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
   corsOrigins: string[]
 }
@@ -121,6 +133,20 @@ export function isLoopback (host: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
 }
 
+function timeouts (env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'> {
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 120_000, 1, 86_400_000)
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', Math.min(15_000, requestTimeoutMs), 1, 86_400_000)
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new InvalidConfig('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`)
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    connectionTimeoutMs: integer(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 86_400_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5000, 1, 86_400_000),
+  }
+}
+
 /** Open access is only for loopback: anything else needs tokens, or an explicit opt-out. */
 function checkExposure (config: Config): Config {
   if (config.authTokensFile !== undefined || config.allowUnauthenticated || isLoopback(config.host)) return config
@@ -158,6 +184,9 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
+    ...timeouts(env),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', authOn ? 2048 : 0, 0, 1_000_000),
+    maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', authOn ? 256 : 0, 0, 1_000_000),
     corsOrigins: corsOrigins(env),
   })
 }

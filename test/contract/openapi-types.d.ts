@@ -701,6 +701,7 @@ export interface paths {
                     "application/json": {
                         /** @description Working directory the session belongs to, used verbatim */
                         cwd: string;
+                        /** @description At most 1024 characters */
                         title?: string;
                         parentSession?: string;
                         /** @description A client-chosen id; not `recent`, `continue` or `import` */
@@ -1417,6 +1418,7 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
+                        /** @description At most 1024 characters */
                         title: string;
                     };
                 };
