@@ -33,7 +33,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
     const tokens = store()
     const { expiresAt } = req.body
     if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) throw new InvalidArgument('expiresAt must be in the future')
-    const { secret, token } = await addToken(tokens.path, { ...req.body, tenant: tenantOf(req) })
+    const { secret, token } = await addToken(tokens.path, { ...req.body, tenant: tenantOf(req) }, { maxPerTenant: app.config.maxTokensPerTenant })
     await tokens.reload()
     req.log.info({ tokenId: token.id, tenant: token.tenant, scopes: token.scopes }, 'token created')
     return reply.code(201).send({ secret, token: tokenView(token) })

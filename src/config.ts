@@ -41,6 +41,12 @@ export interface Config {
   rateLimitWindowMs: number
   /** Live SSE streams one token may hold open at once; 0 = no cap. */
   maxSsePerToken: number
+  /** Requests per tenant (all its tokens together) per window; 0 = no tenant rate limit. */
+  rateLimitTenantMax: number
+  /** Live SSE streams one tenant (all its tokens together) may hold open at once; 0 = no cap. */
+  maxSsePerTenant: number
+  /** Tokens one tenant may hold (`POST /v1/tokens` beyond: 409); 0 = no cap. */
+  maxTokensPerTenant: number
   /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
   maxBatchEntries: number
   /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
@@ -182,6 +188,9 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
+    rateLimitTenantMax: integer(env, 'RATE_LIMIT_TENANT_MAX', authOn ? 30_000 : 0, 0, 1_000_000_000),
+    maxSsePerTenant: integer(env, 'MAX_SSE_PER_TENANT', authOn ? 256 : 0, 0, 1_000_000),
+    maxTokensPerTenant: integer(env, 'MAX_TOKENS_PER_TENANT', 100, 0, 1_000_000),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     ...timeouts(env),

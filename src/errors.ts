@@ -89,14 +89,17 @@ export const Forbidden = createError<[string]>('SS_FORBIDDEN', "This route needs
 export const AuthDisabled = createError(
   'SS_AUTH_DISABLED', 'Authentication is off (no AUTH_TOKENS_FILE): there are no tokens to manage', 409)
 export const TokenNotFound = createError<[string]>('SS_TOKEN_NOT_FOUND', "Token '%s' not found", 404)
+/** Arguments: the tenant, then the limit of tokens per tenant. */
+export const TooManyTokens = createError<[string, number]>(
+  'SS_TOO_MANY_TOKENS', "Tenant '%s' already has %d tokens, the most it may hold; revoke one first", 409)
 /** Arguments: the entries in the batch, then the limit. */
 export const BatchTooLarge = createError<[number, number]>(
   'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
 /** The argument says when to retry, e.g. `1 minute`. */
 export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
-/** The argument is the limit of concurrent streams per token. */
-export const TooManyStreams = createError<[number]>(
-  'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
+/** Arguments: the limit of concurrent streams, then what it counts per (`token`, `tenant`). */
+export const TooManyStreams = createError<[number] | [number, string]>(
+  'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per %s', 429)
 /** Arguments: the session id, then the bound it would pass (e.g. `16777216 bytes`). */
 export const UnsavedSessionTooLarge = createError<[string, string]>('SS_UNSAVED_SESSION_TOO_LARGE',
   "Session '%s' is not saved yet (no assistant message) and would exceed %s held in memory; " +
