@@ -88,7 +88,7 @@ export const CreateSession = {
   }, { additionalProperties: false }),
   response: {
     201: CreatedSession('Created'),
-    ...problemResponses(...BODY_ERRORS, 409, 507),
+    ...problemResponses(...BODY_ERRORS, 409, 429, 507),
   },
 }
 
@@ -136,7 +136,7 @@ export const ContinueSession = {
   response: {
     200: SessionWithEtag('Resumed'),
     201: CreatedSession('Started'),
-    ...problemResponses(...BODY_ERRORS, 422, 507),
+    ...problemResponses(...BODY_ERRORS, 422, 429, 507),
   },
 }
 
@@ -175,7 +175,7 @@ export const ForkSession = {
   body: Type.Object({ leafId: Type.Optional(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
   response: {
     201: CreatedSession('The new session'),
-    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 429, 507),
   },
 }
 
@@ -202,7 +202,7 @@ export const ExportSession = {
       headers: { ETag: ETagHeader },
       content: { 'application/x-ndjson': { schema: Type.String() } },
     },
-    ...problemResponses(404, 422, 507),
+    ...problemResponses(404, 422, 429, 507),
   },
 }
 

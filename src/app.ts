@@ -23,6 +23,7 @@ import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
 import connections from './plugins/connections.js'
 import cors from './plugins/cors.js'
+import downloads from './plugins/downloads.js'
 import openapi from './plugins/openapi.js'
 import overload from './plugins/overload.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
@@ -132,6 +133,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(connections)
   await app.register(access, { tokens: deps.tokens, tenants })
   await app.register(overload)
+  await app.register(downloads)
   await app.register(openapi)
 
   await app.register(healthRoutes, { storage: deps.storage })

@@ -45,6 +45,8 @@ export interface Config {
   rateLimitTenantMax: number
   /** Live SSE streams one tenant (all its tokens together) may hold open at once; 0 = no cap. */
   maxSsePerTenant: number
+  /** Bytes of streamed answers (blobs, exports) one client may have in flight; 0 = no budget. */
+  maxDownloadBytesPerToken: number
   /** Tokens one tenant may hold (`POST /v1/tokens` beyond: 409); 0 = no cap. */
   maxTokensPerTenant: number
   /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
@@ -191,6 +193,7 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     rateLimitTenantMax: integer(env, 'RATE_LIMIT_TENANT_MAX', authOn ? 30_000 : 0, 0, 1_000_000_000),
     maxSsePerTenant: integer(env, 'MAX_SSE_PER_TENANT', authOn ? 256 : 0, 0, 1_000_000),
     maxTokensPerTenant: integer(env, 'MAX_TOKENS_PER_TENANT', 100, 0, 1_000_000),
+    maxDownloadBytesPerToken: integer(env, 'MAX_DOWNLOAD_BYTES_PER_TOKEN', authOn ? 256 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     ...timeouts(env),

@@ -107,6 +107,9 @@ export const UnsavedSessionTooLarge = createError<[string, string]>('SS_UNSAVED_
 /** The argument is the limit of unsaved sessions per tenant. */
 export const TooManyUnsavedSessions = createError<[number]>('SS_TOO_MANY_UNSAVED_SESSIONS',
   'At most %d sessions without an assistant message are held at once; save or delete one first', 429)
+/** The argument is the budget of bytes in flight per token. */
+export const TooManyDownloads = createError<[number]>('SS_TOO_MANY_DOWNLOADS',
+  'Too many bytes in flight: at most %d bytes of answers at once per token; read or close the earlier ones first', 429)
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 

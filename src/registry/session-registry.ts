@@ -13,12 +13,12 @@ import { RegistryCore, type GlobalListener, type RegistryLimits, type RegistryOp
 import { importSession } from './session-import.js'
 import { SessionListing, type ListQuery } from './session-listing.js'
 import * as sessions from './session-operations.js'
-import type { CreateInput } from './session-operations.js'
+import type { CreateInput, ExportStream } from './session-operations.js'
 import type {
   Appended, BlobMode, EntriesPage, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
-export type { RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
+export type { ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
 export * from './types.js'
 
 export class SessionRegistry {
@@ -71,6 +71,8 @@ export class SessionRegistry {
 
   /** The stored file, tagged with the session's etag. */
   export (id: string): Promise<Tagged<string>> { return sessions.exportJsonl(this.#core, id) }
+  /** `export`, as a stream read while it is sent (the HTTP answer). */
+  exportStream (id: string): Promise<Tagged<ExportStream>> { return sessions.exportStream(this.#core, id) }
   delete (id: string, ifMatch?: string): Promise<void> { return sessions.remove(this.#core, id, ifMatch) }
 
   // ── Entries ───────────────────────────────────────────────────────────────

@@ -214,8 +214,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -457,8 +455,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -782,8 +778,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1017,8 +1011,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1833,8 +1825,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
@@ -1932,8 +1922,6 @@ export interface paths {
                 /** @description Too Many Requests */
                 429: {
                     headers: {
-                        /** @description Seconds to wait before retrying */
-                        "Retry-After": string;
                         [name: string]: unknown;
                     };
                     content: {
