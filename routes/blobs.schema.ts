@@ -81,6 +81,6 @@ export const GetBlob = {
       content: Object.fromEntries(SERVED_TYPES.map((type) => [type, { schema: BINARY }])),
     },
     304: { description: 'Not Modified', type: 'null', headers: CACHE_HEADERS },
-    ...problemResponses(400, 404, 507),
+    ...problemResponses(400, 404, 429, 507),
   },
 }

@@ -6,6 +6,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { isBlobHash, sha256Hex } from '../src/blobs/hash.js'
+import { openBlob } from '../src/blobs/reader.js'
 import { sniffContentType } from '../src/blobs/sniff.js'
 import type { BlobPutResult } from '../src/blobs/types.js'
 import { BlobNotFound, DigestMismatch, InvalidBlobHash } from '../src/errors.js'
@@ -66,12 +67,16 @@ const blobs: FastifyPluginAsyncTypebox = async (app) => {
         if (!await req.tenant.blobs.has(hex)) throw new BlobNotFound(hex)
         return reply.code(304).headers(cache).send()
       }
-      const bytes = await req.tenant.blobs.get(hex)
-      if (bytes === null) throw new BlobNotFound(hex)
-      reply.headers({ ...cache, 'content-type': sniffContentType(bytes), 'x-content-type-options': 'nosniff' })
+      // Streamed from the store as the client reads (never the whole blob in memory).
+      const blob = await openBlob(req.tenant.blobs, hex)
+      if (blob === null) throw new BlobNotFound(hex)
+      reply.headers({ ...cache, 'content-type': sniffContentType(blob.head), 'x-content-type-options': 'nosniff' })
       // HEAD: the headers of GET, with the length of the body it would carry.
-      if (req.method === 'HEAD') return reply.header('content-length', bytes.length).send()
-      return reply.send(bytes)
+      if (req.method === 'HEAD') {
+        await blob.close()
+        return reply.header('content-length', blob.size).send()
+      }
+      return await reply.sendDownload({ size: blob.size, body: blob.stream(), close: blob.close })
     },
   })
 }

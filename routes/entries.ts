@@ -32,6 +32,12 @@ function tagged<T> (reply: FastifyReply, { value, etag }: Tagged<T>): T {
   return value
 }
 
+/** The request body's length for the memory bounds, when the client declared it. */
+function bodyLength (header: string | undefined): { bytes?: number } {
+  const bytes = header === undefined ? Number.NaN : Number(header)
+  return Number.isSafeInteger(bytes) ? { bytes } : {}
+}
+
 const entries: FastifyPluginAsyncTypebox = async (app) => {
   /**
    * MAX_BATCH_ENTRIES (0 = no cap), checked before the batch's entries are validated one by one. Callback
@@ -55,6 +61,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/:id/entries', { schema: AppendEntries, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
     const { result, etag, replayed } = await req.tenant.registry.append(req.params.id, req.body, {
       ifMatch: req.headers['if-match'], idempotencyKey: req.headers['idempotency-key'], blobs: req.query.blobs,
+      ...bodyLength(req.headers['content-length']),
     })
     if (replayed) reply.header('idempotent-replayed', 'true')
     return reply.code(201).header('etag', etag).send(result)

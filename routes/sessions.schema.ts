@@ -5,6 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { MAX_TITLE_LENGTH } from '../src/registry/session-info.js'
 import { BODY_ERRORS, ETagHeader, LocationHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/shared.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
@@ -78,9 +79,11 @@ export const RecentSession = Type.Object({
   modified: Instant,
 }, { $id: 'RecentSession', additionalProperties: false })
 
+const Title = Type.String({ maxLength: MAX_TITLE_LENGTH, description: `At most ${MAX_TITLE_LENGTH} characters` })
+
 export const CreateSessionBody = Type.Object({
   cwd: Cwd,
-  title: Type.Optional(Type.String()),
+  title: Type.Optional(Title),
   parentSession: Type.Optional(Type.String()),
   id: Type.Optional(ClientSessionId),
 }, { $id: 'CreateSessionBody', additionalProperties: false })
@@ -98,7 +101,7 @@ export const ContinueSessionBody = Type.Object({ cwd: Cwd, terminalId: Type.Opti
   $id: 'ContinueSessionBody', additionalProperties: false,
 })
 
-export const RenameSessionBody = Type.Object({ title: Type.String() }, { $id: 'RenameSessionBody', additionalProperties: false })
+export const RenameSessionBody = Type.Object({ title: Title }, { $id: 'RenameSessionBody', additionalProperties: false })
 
 export const MoveSessionBody = Type.Object({ cwd: Cwd }, { $id: 'MoveSessionBody', additionalProperties: false })
 
@@ -130,7 +133,7 @@ export const CreateSession = {
   body: ref(CreateSessionBody),
   response: {
     201: CreatedSession('Created'),
-    ...problemResponses(...BODY_ERRORS, 409, 507),
+    ...problemResponses(...BODY_ERRORS, 409, 429, 507),
   },
 }
 
@@ -177,7 +180,7 @@ export const ContinueSession = {
   response: {
     200: SessionWithEtag('Resumed'),
     201: CreatedSession('Started'),
-    ...problemResponses(...BODY_ERRORS, 422, 507),
+    ...problemResponses(...BODY_ERRORS, 422, 429, 507),
   },
 }
 
@@ -223,7 +226,7 @@ export const ForkSession = {
   body: ref(ForkSessionBody),
   response: {
     201: CreatedSession('The new session'),
-    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
+    ...problemResponses(...BODY_ERRORS, 404, 412, 422, 429, 507),
   },
 }
 
@@ -255,7 +258,7 @@ export const ExportSession = {
       headers: { ETag: ETagHeader },
       content: { 'application/x-ndjson': { schema: Type.String() } },
     },
-    ...problemResponses(404, 422, 507),
+    ...problemResponses(404, 422, 429, 507),
   },
 }
 

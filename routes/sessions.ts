@@ -79,8 +79,9 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
-    const { value, etag } = await req.tenant.registry.export(req.params.id)
-    return reply.type('application/x-ndjson; charset=utf-8').header('etag', etag).send(value)
+    const { value, etag } = await req.tenant.registry.exportStream(req.params.id)
+    reply.type('application/x-ndjson; charset=utf-8').header('etag', etag)
+    return await reply.sendDownload({ size: value.size, body: value.chunks, close: value.close })
   })
 
   app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {

@@ -35,7 +35,7 @@ const tokens: FastifyPluginAsyncTypebox = async (app) => {
     // A leap second (`23:59:60`) is a valid date-time that no Date can hold.
     if (expiresAt !== undefined && Number.isNaN(Date.parse(expiresAt))) throw new InvalidArgument(`expiresAt ${expiresAt} is not an instant this server can represent`)
     if (expiresAt !== undefined && Date.parse(expiresAt) <= Date.now()) throw new InvalidArgument('expiresAt must be in the future')
-    const { secret, token } = await addToken(tokens.path, { ...req.body, tenant: tenantOf(req) })
+    const { secret, token } = await addToken(tokens.path, { ...req.body, tenant: tenantOf(req) }, { maxPerTenant: app.config.maxTokensPerTenant })
     await tokens.reload()
     req.log.info({ tokenId: token.id, tenant: token.tenant, scopes: token.scopes }, 'token created')
     return reply.code(201).send({ secret, token: tokenView(token) })

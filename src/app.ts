@@ -3,6 +3,7 @@
  * listens, tests call `buildApp` with memory storage and `inject`.
  */
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { ServerOptions } from 'node:http'
 import Fastify, {
   type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions,
   type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault,
@@ -22,7 +23,9 @@ import type { Config } from './config.js'
 import { OneLineRequestLog } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
+import connections from './plugins/connections.js'
 import cors from './plugins/cors.js'
+import downloads from './plugins/downloads.js'
 import loopbackGuard from './plugins/loopback-guard.js'
 import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
@@ -84,11 +87,27 @@ function tenantsOf (deps: AppDeps, app: App): Tenants {
   return tenants
 }
 
+/**
+ * Fastify's socket timeouts: a request must arrive whole within `requestTimeoutMs` (its headers
+ * within `headersTimeoutMs`), an idle socket closes after `connectionTimeoutMs` (live streams
+ * excepted, src/plugins/connections.ts), an idle keep-alive one after `keepAliveTimeoutMs`.
+ */
+function timeouts (config: Config): Pick<FastifyServerOptions, 'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout'> & { http: ServerOptions } {
+  return {
+    requestTimeout: config.requestTimeoutMs,
+    connectionTimeout: config.connectionTimeoutMs,
+    keepAliveTimeout: config.keepAliveTimeoutMs,
+    // Node checks the request and header timeouts this often (30 s by default).
+    http: { headersTimeout: config.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs) },
+  }
+}
+
 export async function buildApp (deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...redactingLogger(deps.logger),
     logController: new OneLineRequestLog(),
     bodyLimit: deps.config.bodyLimit,
+    ...timeouts(deps.config),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     frameworkErrors,
     clientErrorHandler,
@@ -108,8 +127,8 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   app.addHook('preClose', async () => { tenants.shutdown() })
 
   // Order matters: route-access sees every route after it; the onRequest hooks run as
-  // registered (CORS headers first, then the open mode's Host and Origin checks, then load
-  // shedding, then authentication).
+  // registered (CORS headers first, then the open mode's Host and Origin checks, then
+  // connection caps, then authentication, then load shedding per tenant).
   await app.register(routeAccess)
   await app.register(problem)
   await app.register(metrics)
@@ -119,8 +138,10 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(queryCoercion)
   await app.register(cors)
   await app.register(loopbackGuard, { tokens: deps.tokens })
-  await app.register(overload)
+  await app.register(connections)
   await app.register(access, { tokens: deps.tokens, tenants })
+  await app.register(overload)
+  await app.register(downloads)
   await app.register(openapi)
 
   await app.register(healthRoutes, { storage: deps.storage })

@@ -5,6 +5,7 @@
  */
 import { resolve } from 'node:path'
 import { InvalidConfig } from './errors.js'
+import type { RegistryLimits } from './registry/registry-core.js'
 import type { StorageKind } from './storage/index.js'
 
 export type { StorageKind }
@@ -22,6 +23,14 @@ export interface Config {
   bodyLimit: number
   /** Most sessions the registry keeps loaded at once (per tenant). */
   maxOpenSessions: number
+  /** Bytes of session data the registry keeps loaded before it evicts (per tenant); 0 = no budget. */
+  maxOpenSessionBytes: number
+  /** Sessions without an assistant message (held in memory only) per tenant; 0 = no cap. */
+  maxUnsavedSessions: number
+  /** Bytes one unsaved session may hold in memory (413 beyond); 0 = no cap. */
+  maxUnsavedSessionBytes: number
+  /** Entries one unsaved session may hold in memory (413 beyond); 0 = no cap. */
+  maxUnsavedSessionEntries: number
   /** Absolute path of the token file (src/auth/tokens.ts). Unset: open access, one tenant. */
   authTokensFile?: string
   /** Serve without tokens on a non-loopback HOST anyway. */
@@ -34,6 +43,14 @@ export interface Config {
   rateLimitWindowMs: number
   /** Live SSE streams one token may hold open at once; 0 = no cap. */
   maxSsePerToken: number
+  /** Requests per tenant (all its tokens together) per window; 0 = no tenant rate limit. */
+  rateLimitTenantMax: number
+  /** Live SSE streams one tenant (all its tokens together) may hold open at once; 0 = no cap. */
+  maxSsePerTenant: number
+  /** Bytes of streamed answers (blobs, exports) one client may have in flight; 0 = no budget. */
+  maxDownloadBytesPerToken: number
+  /** Tokens one tenant may hold (`POST /v1/tokens` beyond: 409); 0 = no cap. */
+  maxTokensPerTenant: number
   /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
   maxBatchEntries: number
   /**
@@ -43,9 +60,23 @@ export interface Config {
   maxRewriteBytes: number
   /** Mean event-loop delay in ms beyond which requests are shed with 503; 0 = never. */
   maxEventLoopDelayMs: number
+  /** A request must arrive whole (headers and body) within this many ms, else 408 and closed. */
+  requestTimeoutMs: number
+  /** A request's headers must arrive within this many ms (at most `requestTimeoutMs`). */
+  headersTimeoutMs: number
+  /** A socket idle this long is closed (live streams excepted). */
+  connectionTimeoutMs: number
+  /** An idle keep-alive socket is closed after this many ms. */
+  keepAliveTimeoutMs: number
+  /** Open sockets in total; 0 = no cap. */
+  maxConnections: number
+  /** Open sockets from one client address; 0 = no cap. */
+  maxConnectionsPerClient: number
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
   corsOrigins: string[]
 }
+
+const MIB = 1024 * 1024
 
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
@@ -117,6 +148,20 @@ export function isLoopback (host: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
 }
 
+function timeouts (env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'> {
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 120_000, 1, 86_400_000)
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', Math.min(15_000, requestTimeoutMs), 1, 86_400_000)
+  if (headersTimeoutMs > requestTimeoutMs) {
+    throw new InvalidConfig('HEADERS_TIMEOUT_MS', `must not exceed REQUEST_TIMEOUT_MS (${requestTimeoutMs})`)
+  }
+  return {
+    requestTimeoutMs,
+    headersTimeoutMs,
+    connectionTimeoutMs: integer(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 86_400_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5000, 1, 86_400_000),
+  }
+}
+
 /** Open access is only for loopback: anything else needs tokens, or an explicit opt-out. */
 function checkExposure (config: Config): Config {
   if (config.authTokensFile !== undefined || config.allowUnauthenticated || isLoopback(config.host)) return config
@@ -143,15 +188,36 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 67_108_864, 1, Number.MAX_SAFE_INTEGER),
     maxOpenSessions: integer(env, 'MAX_OPEN_SESSIONS', 1000, 1, 1_000_000),
+    maxOpenSessionBytes: integer(env, 'MAX_OPEN_SESSION_BYTES', 512 * MIB, 0, Number.MAX_SAFE_INTEGER),
+    maxUnsavedSessions: integer(env, 'MAX_UNSAVED_SESSIONS', authOn ? 100 : 0, 0, 1_000_000),
+    maxUnsavedSessionBytes: integer(env, 'MAX_UNSAVED_SESSION_BYTES', authOn ? 16 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
+    maxUnsavedSessionEntries: integer(env, 'MAX_UNSAVED_SESSION_ENTRIES', authOn ? 2000 : 0, 0, 1_000_000),
     ...(tokensFile === undefined ? {} : { authTokensFile: resolve(cwd, tokensFile) }),
     allowUnauthenticated: flag(env, 'ALLOW_UNAUTHENTICATED'),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),
     publicRateLimitMax: integer(env, 'PUBLIC_RATE_LIMIT_MAX', authOn ? 600 : 0, 0, 1_000_000_000),
     rateLimitWindowMs: integer(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1, 86_400_000),
     maxSsePerToken: integer(env, 'MAX_SSE_PER_TOKEN', authOn ? 32 : 0, 0, 1_000_000),
+    rateLimitTenantMax: integer(env, 'RATE_LIMIT_TENANT_MAX', authOn ? 30_000 : 0, 0, 1_000_000_000),
+    maxSsePerTenant: integer(env, 'MAX_SSE_PER_TENANT', authOn ? 256 : 0, 0, 1_000_000),
+    maxTokensPerTenant: integer(env, 'MAX_TOKENS_PER_TENANT', 100, 0, 1_000_000),
+    maxDownloadBytesPerToken: integer(env, 'MAX_DOWNLOAD_BYTES_PER_TOKEN', authOn ? 256 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
     maxRewriteBytes: integer(env, 'MAX_REWRITE_BYTES', authOn ? 1_073_741_824 : 0, 0, Number.MAX_SAFE_INTEGER),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
+    ...timeouts(env),
+    maxConnections: integer(env, 'MAX_CONNECTIONS', authOn ? 2048 : 0, 0, 1_000_000),
+    maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', authOn ? 256 : 0, 0, 1_000_000),
     corsOrigins: corsOrigins(env),
   })
+}
+
+/** The registry's memory bounds (per tenant) from the configuration. */
+export function registryLimits (config: Config): RegistryLimits {
+  return {
+    maxOpenSessionBytes: config.maxOpenSessionBytes,
+    maxUnsavedSessions: config.maxUnsavedSessions,
+    maxUnsavedSessionBytes: config.maxUnsavedSessionBytes,
+    maxUnsavedSessionEntries: config.maxUnsavedSessionEntries,
+  }
 }

@@ -28,6 +28,13 @@ export type ModelErrorCode =
   | 'SS_SESSION_VERSION_TOO_NEW' | 'SS_SESSION_VERSION_INVALID'
   | 'SS_FORK_SOURCE_INVALID' | 'SS_MOVE_DESTINATION_EXISTS'
 
+/**
+ * `err` with the seconds a client should wait, answered as `Retry-After` (src/plugins/problem.ts).
+ */
+export function withRetryAfter<E extends Error> (err: E, seconds: number): E & { retryAfterS: number } {
+  return Object.assign(err, { retryAfterS: seconds })
+}
+
 /** True when `err` carries the given stable code. */
 export function hasCode (err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code
@@ -82,6 +89,9 @@ export const Forbidden = createError<[string]>('SS_FORBIDDEN', "This route needs
 export const AuthDisabled = createError(
   'SS_AUTH_DISABLED', 'Authentication is off (no AUTH_TOKENS_FILE): there are no tokens to manage', 409)
 export const TokenNotFound = createError<[string]>('SS_TOKEN_NOT_FOUND', "Token '%s' not found", 404)
+/** Arguments: the tenant, then the limit of tokens per tenant. */
+export const TooManyTokens = createError<[string, number]>(
+  'SS_TOO_MANY_TOKENS', "Tenant '%s' already has %d tokens, the most it may hold; revoke one first", 409)
 /** Arguments: the entries in the batch, then the limit. */
 export const BatchTooLarge = createError<[number, number]>(
   'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
@@ -90,9 +100,6 @@ export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit 
 /** Title changes of the tenant rewrote MAX_REWRITE_BYTES in the window. The argument says when to retry. */
 export const RewriteBudgetSpent = createError<[string]>('SS_REWRITE_BUDGET_SPENT',
   'Title changes rewrite whole session files and this tenant rewrote its limit for now; retry in %s', 429)
-/** The argument is the limit of concurrent streams per token. */
-export const TooManyStreams = createError<[number]>(
-  'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per token', 429)
 /**
  * Open mode on a loopback HOST: the request names a `Host` that is not a loopback name or address
  * (DNS rebinding). The argument is that Host.
@@ -102,6 +109,19 @@ export const MisdirectedHost = createError<[string]>('SS_MISDIRECTED_HOST',
 /** Open mode on a loopback HOST: a write from a page of another origin. The argument is that Origin. */
 export const ForeignOrigin = createError<[string]>('SS_FOREIGN_ORIGIN',
   "Origin '%s' may not change anything here: without tokens only the server's own origin and CORS_ORIGINS may write", 403)
+/** Arguments: the limit of concurrent streams, then what it counts per (`token`, `tenant`). */
+export const TooManyStreams = createError<[number] | [number, string]>(
+  'SS_TOO_MANY_STREAMS', 'Too many live streams: at most %d at once per %s', 429)
+/** Arguments: the session id, then the bound it would pass (e.g. `16777216 bytes`). */
+export const UnsavedSessionTooLarge = createError<[string, string]>('SS_UNSAVED_SESSION_TOO_LARGE',
+  "Session '%s' is not saved yet (no assistant message) and would exceed %s held in memory; " +
+  "append the assistant's reply to save it, or start a new session", 413)
+/** The argument is the limit of unsaved sessions per tenant. */
+export const TooManyUnsavedSessions = createError<[number]>('SS_TOO_MANY_UNSAVED_SESSIONS',
+  'At most %d sessions without an assistant message are held at once; save or delete one first', 429)
+/** The argument is the budget of bytes in flight per token. */
+export const TooManyDownloads = createError<[number]>('SS_TOO_MANY_DOWNLOADS',
+  'Too many bytes in flight: at most %d bytes of answers at once per token; read or close the earlier ones first', 429)
 /** The event loop lags behind: requests are shed until it catches up. */
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 

@@ -3,6 +3,7 @@ import type { Tenant, Tenants } from './auth/tenants.js'
 import type { Principal, TokenStore } from './auth/tokens.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import type { Download } from './plugins/downloads.js'
 import type { RouteAccess, RouteScope } from './plugins/route-access.js'
 import type { SessionRegistry } from './registry/session-registry.js'
 
@@ -19,6 +20,11 @@ declare module 'fastify' {
     tokens: TokenStore | null
     /** What every registered route requires, in registration order (src/plugins/route-access.ts). */
     routeAccess: readonly RouteAccess[]
+  }
+
+  interface FastifyReply {
+    /** Sends a streamed answer within its client's bytes in flight (src/plugins/downloads.ts). */
+    sendDownload: (download: Download) => Promise<FastifyReply>
   }
 
   interface FastifyRequest {

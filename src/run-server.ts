@@ -10,7 +10,7 @@ import type { Logger } from 'pino'
 import { buildApp, type App } from './app.js'
 import { TokenStore } from './auth/tokens.js'
 import { FileBlobStore, MemoryBlobStore } from './blobs/index.js'
-import type { Config } from './config.js'
+import { registryLimits, type Config } from './config.js'
 import { InvalidConfig } from './errors.js'
 import { processLogger } from './http/request-log.js'
 import { acquireLock, type LockFile } from './lock-file.js'
@@ -81,7 +81,7 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
     const storage = createStorage(config.storage)
     const blobs = disk ? new FileBlobStore(join(config.dataDir, 'blobs')) : new MemoryBlobStore()
     const registry = createRegistry({
-      dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions,
+      dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
     })
     const app = await buildApp({ config, storage, blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
     const address = await app.listen({ host: config.host, port: config.port })

@@ -11,14 +11,28 @@ describe('loadConfig', () => {
       logLevel: 'info',
       bodyLimit: 67_108_864,
       maxOpenSessions: 1000,
+      maxOpenSessionBytes: 512 * 1024 * 1024,
+      maxUnsavedSessions: 0,
+      maxUnsavedSessionBytes: 0,
+      maxUnsavedSessionEntries: 0,
       allowUnauthenticated: false,
       rateLimitMax: 0,
       rateLimitWindowMs: 60_000,
       maxSsePerToken: 0,
+      rateLimitTenantMax: 0,
+      maxSsePerTenant: 0,
+      maxTokensPerTenant: 100,
+      maxDownloadBytesPerToken: 0,
       maxBatchEntries: 0,
       maxEventLoopDelayMs: 0,
       publicRateLimitMax: 0,
       maxRewriteBytes: 0,
+      requestTimeoutMs: 120_000,
+      headersTimeoutMs: 15_000,
+      connectionTimeoutMs: 60_000,
+      keepAliveTimeoutMs: 5000,
+      maxConnections: 0,
+      maxConnectionsPerClient: 0,
       corsOrigins: [],
     })
   })
@@ -26,17 +40,25 @@ describe('loadConfig', () => {
   it('reads every variable', () => {
     const config = loadConfig({
       PORT: '0', HOST: '0.0.0.0', DATA_DIR: '/var/lib/ss', STORAGE: 'memory',
-      LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5',
+      LOG_LEVEL: 'debug', BODY_LIMIT: '1024', MAX_OPEN_SESSIONS: '5', MAX_OPEN_SESSION_BYTES: '4096',
+      MAX_UNSAVED_SESSIONS: '7', MAX_UNSAVED_SESSION_BYTES: '2048', MAX_UNSAVED_SESSION_ENTRIES: '9',
       AUTH_TOKENS_FILE: 'etc/tokens.json', ALLOW_UNAUTHENTICATED: '0', RATE_LIMIT_MAX: '10', RATE_LIMIT_WINDOW_MS: '1000',
       MAX_SSE_PER_TOKEN: '3', MAX_BATCH_ENTRIES: '50', MAX_EVENT_LOOP_DELAY_MS: '0',
       PUBLIC_RATE_LIMIT_MAX: '20', MAX_REWRITE_BYTES: '4096',
+      RATE_LIMIT_TENANT_MAX: '20', MAX_SSE_PER_TENANT: '4', MAX_TOKENS_PER_TENANT: '6', MAX_DOWNLOAD_BYTES_PER_TOKEN: '1000',
+      REQUEST_TIMEOUT_MS: '3000', HEADERS_TIMEOUT_MS: '2000', CONNECTION_TIMEOUT_MS: '4000', KEEP_ALIVE_TIMEOUT_MS: '1000',
+      MAX_CONNECTIONS: '10', MAX_CONNECTIONS_PER_CLIENT: '2',
       CORS_ORIGINS: 'https://a.example, http://localhost:3000',
     }, '/srv/app')
     expect(config).toEqual({
       port: 0, host: '0.0.0.0', dataDir: '/var/lib/ss', storage: 'memory',
-      logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5,
+      logLevel: 'debug', bodyLimit: 1024, maxOpenSessions: 5, maxOpenSessionBytes: 4096,
+      maxUnsavedSessions: 7, maxUnsavedSessionBytes: 2048, maxUnsavedSessionEntries: 9,
       authTokensFile: '/srv/app/etc/tokens.json', allowUnauthenticated: false, rateLimitMax: 10, rateLimitWindowMs: 1000,
       maxSsePerToken: 3, maxBatchEntries: 50, maxEventLoopDelayMs: 0, publicRateLimitMax: 20, maxRewriteBytes: 4096,
+      rateLimitTenantMax: 20, maxSsePerTenant: 4, maxTokensPerTenant: 6, maxDownloadBytesPerToken: 1000,
+      requestTimeoutMs: 3000, headersTimeoutMs: 2000, connectionTimeoutMs: 4000, keepAliveTimeoutMs: 1000,
+      maxConnections: 10, maxConnectionsPerClient: 2,
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
     })
   })
@@ -49,8 +71,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ AUTH_TOKENS_FILE: '/t.json' })).toMatchObject({
       rateLimitMax: 6000, maxSsePerToken: 32, maxBatchEntries: 1000, maxEventLoopDelayMs: 1000, authTokensFile: '/t.json',
       publicRateLimitMax: 600, maxRewriteBytes: 1_073_741_824,
+      maxUnsavedSessions: 100, maxUnsavedSessionBytes: 16 * 1024 * 1024, maxUnsavedSessionEntries: 2000,
+      maxConnections: 2048, maxConnectionsPerClient: 256, rateLimitTenantMax: 30_000, maxSsePerTenant: 256,
+      maxDownloadBytesPerToken: 256 * 1024 * 1024,
     })
     expect(loadConfig({})).toMatchObject({ publicRateLimitMax: 0, maxRewriteBytes: 0 })
+    expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '2000' })).toThrow('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS')
     expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxBatchEntries: 0, maxEventLoopDelayMs: 0 })
     expect(loadConfig({}).authTokensFile).toBeUndefined()
     expect(loadConfig({ RATE_LIMIT_MAX: '5', MAX_SSE_PER_TOKEN: '2', MAX_BATCH_ENTRIES: '7', MAX_EVENT_LOOP_DELAY_MS: '50' }))

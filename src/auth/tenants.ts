@@ -97,6 +97,7 @@ export class Tenants {
     const blobs = storageKind === 'disk' ? new FileBlobStore(join(root, 'blobs')) : new MemoryBlobStore()
     const registry = createRegistry({
       dataDir: root, storage, blobs, logger, maxOpenSessions, streams: defaultTenant.registry.streamOptions,
+      limits: defaultTenant.registry.limits,
     })
     logger?.info({ tenant: name }, 'tenant opened')
     return { name, registry, blobs }

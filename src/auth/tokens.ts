@@ -8,7 +8,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
-import { InvalidArgument } from '../errors.js'
+import { InvalidArgument, TooManyTokens } from '../errors.js'
 import { withLockFile } from '../lock-file.js'
 import { FileSessionStorage } from '../storage/file-session-storage.js'
 import { writeAtomically } from '../session/write-queue.js'
@@ -157,12 +157,21 @@ export interface NewToken { tenant: string, scopes: Scope[], expiresAt?: string,
  * Adds a token to the file at `path` (created when missing) and returns its secret, which is
  * stored nowhere. The file is rewritten atomically.
  */
-export async function addToken (path: string, input: NewToken): Promise<{ secret: string, token: TokenRecord }> {
-  return await serialized(path, async () => await addTokenNow(path, input))
+export async function addToken (path: string, input: NewToken, limits: TokenLimits = {}): Promise<{ secret: string, token: TokenRecord }> {
+  return await serialized(path, async () => await addTokenNow(path, input, limits))
 }
 
-async function addTokenNow (path: string, input: NewToken): Promise<{ secret: string, token: TokenRecord }> {
+/** Bounds `addToken` checks in the same read-modify-write as the change. */
+export interface TokenLimits {
+  /** Most tokens one tenant may hold (expired ones count until revoked); absent or 0 = no cap. */
+  maxPerTenant?: number
+}
+
+async function addTokenNow (path: string, input: NewToken, { maxPerTenant = 0 }: TokenLimits): Promise<{ secret: string, token: TokenRecord }> {
   const file = await readTokenFileOrEmpty(path)
+  if (maxPerTenant > 0 && file.tokens.filter((t) => t.tenant === input.tenant).length >= maxPerTenant) {
+    throw new TooManyTokens(input.tenant, maxPerTenant)
+  }
   const secret = newSecret()
   const token = checkRecord({
     id: `tok_${randomUUID().replaceAll('-', '').slice(0, 16)}`,

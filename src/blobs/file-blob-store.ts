@@ -11,7 +11,8 @@ import fs from 'node:fs'
 import { join } from 'node:path'
 import { closeFd, ensureDirDurable, fsyncFd, openFd, syncDir, writeAll } from '../storage/durable-fs.js'
 import { assertBlobHash, blobRefFor, sha256Hex } from './hash.js'
-import type { BlobPutResult, BlobStore } from './types.js'
+import { HEAD_BYTES } from './reader.js'
+import type { BlobPutResult, BlobReader, BlobStore } from './types.js'
 
 export class FileBlobStore implements BlobStore {
   readonly #dir: string
@@ -51,6 +52,30 @@ export class FileBlobStore implements BlobStore {
       return await fs.promises.readFile(join(this.#dir, hash))
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+  }
+
+  /**
+   * The blob file opened for streaming (64 KiB reads as the consumer pulls), or `null` when
+   * absent. Rejects with `InvalidArgument` before any file access for an invalid hash.
+   */
+  async open (hash: string): Promise<BlobReader | null> {
+    assertBlobHash(hash)
+    let handle: fs.promises.FileHandle
+    try {
+      handle = await fs.promises.open(join(this.#dir, hash), 'r')
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null
+      throw err
+    }
+    try {
+      const { size } = await handle.stat()
+      const head = Buffer.alloc(Math.min(HEAD_BYTES, size))
+      await handle.read(head, 0, head.length, 0)
+      return { size, head, stream: () => handle.createReadStream({ start: 0, autoClose: true }), close: async () => { await handle.close() } }
+    } catch (err) {
+      await handle.close().catch(() => {})
       throw err
     }
   }

@@ -3,7 +3,8 @@
  * results as the disk store; stored bytes are copies, so callers cannot change them afterwards.
  */
 import { assertBlobHash, blobRefFor, sha256Hex } from './hash.js'
-import type { BlobPutResult, BlobStore } from './types.js'
+import { bufferReader } from './reader.js'
+import type { BlobPutResult, BlobReader, BlobStore } from './types.js'
 
 export class MemoryBlobStore implements BlobStore {
   readonly #blobs = new Map<string, Buffer>()
@@ -26,6 +27,13 @@ export class MemoryBlobStore implements BlobStore {
     assertBlobHash(hash)
     const bytes = this.#blobs.get(hash)
     return bytes === undefined ? null : Buffer.from(bytes)
+  }
+
+  /** A reader over the stored bytes (no copy), or `null`. Rejects with `InvalidArgument` for an invalid hash. */
+  async open (hash: string): Promise<BlobReader | null> {
+    assertBlobHash(hash)
+    const bytes = this.#blobs.get(hash)
+    return bytes === undefined ? null : bufferReader(bytes)
   }
 
   /** Rejects with `InvalidArgument` for an invalid hash. */

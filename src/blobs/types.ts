@@ -1,4 +1,5 @@
 /** Content-addressed image bytes shared by all sessions (SPEC.md §9.4). */
+import type { Readable } from 'node:stream'
 
 /** `blob:sha256:` + 64 lowercase hex. */
 export type BlobRef = `blob:sha256:${string}`
@@ -11,6 +12,18 @@ export interface BlobPutResult {
   created: boolean
 }
 
+/** An opened blob, to be streamed (or closed unread). */
+export interface BlobReader {
+  /** Size in bytes. */
+  size: number
+  /** The first bytes (up to 16), enough to sniff the content type. */
+  head: Buffer
+  /** The bytes, read a chunk at a time as the consumer asks (backpressure); call at most once. */
+  stream(): Readable
+  /** Releases the blob when it is not streamed (a stream releases it when it ends or is destroyed). */
+  close(): Promise<void>
+}
+
 export interface BlobStore {
   /**
    * Stores `bytes` under their SHA-256 unless already present. Durable on return:
@@ -20,4 +33,9 @@ export interface BlobStore {
   /** The bytes, or `null` when absent. `hash` MUST already be validated as 64 lowercase hex. */
   get(hash: string): Promise<Buffer | null>
   has(hash: string): Promise<boolean>
+  /**
+   * The blob opened for streaming, or `null` when absent, so that answers never hold a whole
+   * blob in memory. Optional: without it, callers use `get`.
+   */
+  open?(hash: string): Promise<BlobReader | null>
 }

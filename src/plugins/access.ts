@@ -5,10 +5,13 @@
  *    live streams (EventSource cannot send headers); without AUTH_TOKENS_FILE everyone is the
  *    default tenant with every scope (API.md's open mode);
  * 2. counts the request against the rate limit of its client (the token, else the IP), failed
- *    authentications included; a public route counts against PUBLIC_RATE_LIMIT_MAX of its IP;
+ *    authentications included, and an authenticated one against its tenant's rate limit too
+ *    (every token of a tenant together: minting tokens does not multiply the budget); a public
+ *    route counts against PUBLIC_RATE_LIMIT_MAX of its IP;
  * 3. answers 401 (`WWW-Authenticate: Bearer realm="session-store"`) or 403;
  * 4. gives the request its tenant (`req.tenant`: registry and blobs) and, for a stream, takes
- *    one of the client's MAX_SSE_PER_TOKEN slots until the stream's response closes, and ends
+ *    one of the client's MAX_SSE_PER_TOKEN slots and one of its tenant's MAX_SSE_PER_TENANT
+ *    slots until the stream's response closes, and ends
  *    the stream when its token is revoked or expires (src/http/stream-revocation.ts).
  * Route facts (scope, stream) come from src/plugins/route-access.ts.
  */
@@ -62,37 +65,60 @@ export function clientKey (req: FastifyRequest): string {
   return req.principal === null ? `ip:${req.ip}` : `token:${req.principal.tokenId}`
 }
 
-interface Limiters {
-  /** RATE_LIMIT_MAX on the API, per token (else IP). */
-  api?: preHandlerAsyncHookHandler
-  /** PUBLIC_RATE_LIMIT_MAX on the public routes, per client IP. */
-  public?: preHandlerAsyncHookHandler
+/** What tenant limits count by: the tenant of the token (open mode: the default tenant). */
+export function tenantKey (req: FastifyRequest): string {
+  return `tenant:${req.principal?.tenant ?? DEFAULT_TENANT}`
 }
 
-async function rateLimiters (app: FastifyInstance): Promise<Limiters> {
-  const { rateLimitMax, publicRateLimitMax, rateLimitWindowMs: timeWindow } = app.config
-  if (rateLimitMax === 0 && publicRateLimitMax === 0) return {}
+type Limiter = (this: FastifyInstance, req: FastifyRequest, reply: FastifyReply) => Promise<void>
+
+/**
+ * The per-client limiter (the plugin's own handler: headers and 429) and the per-tenant one,
+ * each when on. The plugin runs one handler per request, so the tenant's is checked with
+ * `createRateLimit` and answered here the same way.
+ */
+async function rateLimiters (app: FastifyInstance): Promise<{ api: Limiter[], public: Limiter | undefined }> {
+  const { rateLimitMax, rateLimitTenantMax, publicRateLimitMax, rateLimitWindowMs: timeWindow } = app.config
+  if (rateLimitMax === 0 && rateLimitTenantMax === 0 && publicRateLimitMax === 0) return { api: [], public: undefined }
   await app.register(rateLimit, { global: false })
   const errorResponseBuilder = (_req: FastifyRequest, context: { after: string }): Error => new RateLimited(context.after)
-  return {
-    ...(rateLimitMax === 0 ? {} : { api: app.rateLimit({ max: rateLimitMax, timeWindow, keyGenerator: clientKey, errorResponseBuilder }) }),
-    ...(publicRateLimitMax === 0
-      ? {}
-      : { public: app.rateLimit({ max: publicRateLimitMax, timeWindow, keyGenerator: (req) => `public:${req.ip}`, errorResponseBuilder }) }),
+  const limiters: Limiter[] = []
+  if (rateLimitMax > 0) {
+    const perClient: preHandlerAsyncHookHandler = app.rateLimit({ max: rateLimitMax, timeWindow, keyGenerator: clientKey, errorResponseBuilder })
+    limiters.push(async function (req, reply) { await perClient.call(this, req, reply) })
   }
+  if (rateLimitTenantMax > 0) {
+    const perTenant = app.createRateLimit({ max: rateLimitTenantMax, timeWindow, keyGenerator: tenantKey })
+    limiters.push(async (req, reply) => {
+      // A request that failed authentication has no tenant: the per-client limit counts it.
+      if (req.principal === null && app.tokens !== null) return
+      const verdict = await perTenant(req)
+      if (verdict.isAllowed || !verdict.isExceeded) return
+      reply.header('retry-after', String(verdict.ttlInSeconds))
+      throw new RateLimited(`${verdict.ttlInSeconds} seconds`)
+    })
+  }
+  let publicLimit: Limiter | undefined
+  if (publicRateLimitMax > 0) {
+    const perIp: preHandlerAsyncHookHandler = app.rateLimit({
+      max: publicRateLimitMax, timeWindow, keyGenerator: (req) => `public:${req.ip}`, errorResponseBuilder,
+    })
+    publicLimit = async function (req, reply) { await perIp.call(this, req, reply) }
+  }
+  return { api: limiters, public: publicLimit }
 }
 
 async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions): Promise<void> {
   app.decorateRequest('principal', null)
   // Set by the hook below on every route that is not public (typed as always there for routes).
   app.decorateRequest('tenant', null as unknown as Tenant)
-  const limiters = await rateLimiters(app)
-  const limit = limiters.api
-  const publicLimit = limiters.public
+  const { api: limiters, public: publicLimit } = await rateLimiters(app)
   const slots = new StreamSlots(app.config.maxSsePerToken)
+  const tenantSlots = new StreamSlots(app.config.maxSsePerTenant)
   const revocation = tokens === undefined ? undefined : revokeStreams(app, tokens)
 
-  if (tokens === undefined && limit === undefined && publicLimit === undefined && app.config.maxSsePerToken === 0) {
+  if (tokens === undefined && limiters.length === 0 && publicLimit === undefined && app.config.maxSsePerToken === 0 &&
+    app.config.maxSsePerTenant === 0) {
     // Open mode without limits: nothing to authenticate, count or cap, so every request that is
     // not public just gets the default tenant, in a synchronous hook (no promise per request).
     const everyone = tenants.get(DEFAULT_TENANT)
@@ -104,6 +130,16 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
     return
   }
 
+  /** One slot of the client and one of its tenant, or 429; a slot taken is given back on failure. */
+  function takeStreamSlots (req: FastifyRequest, reply: FastifyReply): void {
+    const refuse = (limit: number, per: string): never => {
+      reply.header('retry-after', String(STREAM_RETRY_AFTER_S))
+      throw new TooManyStreams(limit, per)
+    }
+    if (!tenantSlots.take(tenantKey(req), reply.raw)) refuse(app.config.maxSsePerTenant, 'tenant')
+    if (!slots.take(clientKey(req), reply.raw)) refuse(app.config.maxSsePerToken, 'token')
+  }
+
   app.addHook('onRequest', async function guard (req: FastifyRequest, reply: FastifyReply) {
     const { scope, stream = false } = req.routeOptions.config
     if (scope === undefined) return // unknown routes answer 404/405 to anyone
@@ -113,17 +149,14 @@ async function access (app: FastifyInstance, { tokens, tenants }: AccessOptions)
     }
     const verdict = authenticate(tokens, req, stream)
     if (verdict.ok) req.principal = verdict.principal
-    await limit?.call(this, req, reply)
+    for (const limit of limiters) await limit.call(this, req, reply)
     if (!verdict.ok) {
       reply.header('www-authenticate', CHALLENGE)
       throw verdict.error
     }
     if (req.principal !== null && !req.principal.scopes.has(scope)) throw new Forbidden(scope)
     req.tenant = tenants.get(req.principal?.tenant ?? DEFAULT_TENANT)
-    if (stream && !slots.take(clientKey(req), reply.raw)) {
-      reply.header('retry-after', String(STREAM_RETRY_AFTER_S))
-      throw new TooManyStreams(app.config.maxSsePerToken)
-    }
+    if (stream) takeStreamSlots(req, reply)
     if (stream && req.principal !== null) revocation?.track(req.principal, reply.raw)
   })
 }

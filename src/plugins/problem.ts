@@ -100,6 +100,8 @@ function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply): F
   if (facts.code === 'SS_DATABASE_UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S))
   if (facts.status >= 500 && !EXPECTED_SERVER_CODES.has(facts.code)) req.log.error({ err }, 'request failed')
   else req.log.debug({ code: facts.code, status: facts.status }, 'request rejected')
+  const retryAfter = typeof err === 'object' && err !== null ? (err as { retryAfterS?: unknown }).retryAfterS : undefined
+  if (typeof retryAfter === 'number') reply.header('retry-after', String(retryAfter))
   return sendProblem(reply, facts)
 }
 

@@ -13,11 +13,14 @@ import { parseAppendBody, validateAppend, type AppendRequest } from './new-entri
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
+import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
 
 export interface AppendOptions {
   ifMatch?: string
   idempotencyKey?: string
   blobs?: BlobMode
+  /** The request body's length in bytes, when known (counted against memory bounds). */
+  bytes?: number
 }
 
 /** Runs the synchronous read `fn` and tags its value with the etag of the state it read. */
@@ -67,7 +70,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
         return
       }
       core.assertIfMatch(slot, options.ifMatch)
-      pending = commitAppend(core, slot, appendNow(core, slot, request))
+      pending = commitAppend(core, slot, appendNow(core, slot, request, options.bytes))
       if (key === undefined) return
       const remembered = { bodyHash, result: pending }
       slot.idempotency.set(key, remembered)
@@ -80,15 +83,18 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
 }
 
 /** Validates and appends synchronously; nothing is appended when anything is invalid. */
-function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest): Unsettled {
+function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest, knownBytes?: number): Unsettled {
   const m = slot.manager
   throwIfLatched(slot)
   validateAppend(request, (entryId) => m.getEntry(entryId) !== undefined)
+  const bytes = batchBytes(request.entries, knownBytes)
+  if (!request.entries.some(isAssistantMessage)) assertUnsavedFits(core.limits, slot, request.entries.length, bytes)
   const before = m.entryCount()
   if (request.parentId === null) m.resetLeaf()
   else if (request.parentId !== undefined) m.branch(request.parentId)
   for (const entry of request.entries) m.appendEntry(entry)
   core.touch(slot)
+  core.open.grow(slot, bytes)
   return appendedSince(core, slot, before)
 }
 
@@ -181,9 +187,12 @@ async function appendBranchSummary (core: RegistryCore, id: string, input: Branc
       const m = slot.manager
       throwIfLatched(slot)
       if (input.fromId !== null && m.getEntry(input.fromId) === undefined) throw new EntryNotFound(input.fromId)
+      const bytes = batchBytes([input])
+      assertUnsavedFits(core.limits, slot, 1, bytes)
       const before = m.entryCount()
       m.branchWithSummary(input.fromId, input.summary, input.details, input.fromExtension)
       core.touch(slot)
+      core.open.grow(slot, bytes)
       // Wrapped: the commit is awaited outside the lock, so it can join a group commit.
       return { pending: commitAppend(core, slot, appendedSince(core, slot, before)) }
     })

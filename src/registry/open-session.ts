@@ -33,14 +33,20 @@ export class OpenSession {
   modifiedMs: number
   /** Entries `[0, durable)` are known to be on disk and fsynced. */
   durable: number
+  /**
+   * About how many bytes the session holds: its file's size when it was loaded plus the JSON of
+   * what was appended since (the open-session cache's byte budget counts this).
+   */
+  bytes: number
   readonly #summary = new SessionSummary()
   /** How many of the manager's entries the summary has seen. */
   #summarized = 0
 
-  constructor (id: string, manager: SessionManager, modifiedMs: number) {
+  constructor (id: string, manager: SessionManager, modifiedMs: number, bytes = 0) {
     this.id = id
     this.manager = manager
     this.modifiedMs = modifiedMs
+    this.bytes = bytes
     this.durable = manager.isFlushed() ? manager.entryCount() : 0
   }
 

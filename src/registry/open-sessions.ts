@@ -1,6 +1,6 @@
 /**
- * The sessions held in memory, at most `max` of them, least recently used evicted first
- * (flush + close). A session is never evicted while a request uses it, while it has live
+ * The sessions held in memory, at most `max` of them and at most `maxBytes` of session data
+ * (when set), least recently used evicted first (flush + close). A session is never evicted while a request uses it, while it has live
  * subscribers, or while it is still deferred (it lives only in memory). Opening is
  * single-flight: concurrent requests for one id share one `SessionManager.open`, so one file
  * never has two managers (SPEC.md §6.1 service rule).
@@ -9,8 +9,13 @@ import type { Logger } from '../session/logger.js'
 import type { SessionManager } from '../session/session-manager.js'
 import { OpenSession } from './open-session.js'
 
+/** What `OpenSessions.load` callbacks return. */
+export interface Loaded { manager: SessionManager, modifiedMs: number, bytes?: number }
+
 export interface OpenSessionsOptions {
   max: number
+  /** Most bytes (`OpenSession.bytes`) held at once; 0 or absent = no budget. */
+  maxBytes?: number
   log: Logger
   /** True when something outside this cache (SSE subscribers) needs the session loaded. */
   pinned: (id: string) => boolean
@@ -24,12 +29,30 @@ export class OpenSessions {
   readonly #options: OpenSessionsOptions
   /** The slot cached last; while it is still cached it is the last entry of `#slots`. */
   #newest: OpenSession | undefined
+  /** Sum of `bytes` over the cached slots. */
+  #bytes = 0
 
   constructor (options: OpenSessionsOptions) {
     this.#options = options
   }
 
   get size (): number { return this.#slots.size }
+  /** Bytes the cached sessions hold, about (see `OpenSession.bytes`). */
+  get bytes (): number { return this.#bytes }
+
+  /** Sessions held only in memory (deferred: no assistant message yet). */
+  unsavedCount (): number {
+    let count = 0
+    for (const slot of this.#slots.values()) if (!slot.manager.isFlushed() && !slot.deleted) count++
+    return count
+  }
+
+  /** Counts `bytes` more for `slot` (an append), then evicts others if the budget is passed. */
+  grow (slot: OpenSession, bytes: number): void {
+    slot.bytes += bytes
+    if (this.#slots.get(slot.id) === slot) this.#bytes += bytes
+    this.evictIfNeeded()
+  }
   peek (id: string): OpenSession | undefined { return this.#slots.get(id) }
   values (): IterableIterator<OpenSession> { return this.#slots.values() }
 
@@ -45,7 +68,7 @@ export class OpenSessions {
   /**
    * The open session `id`, loading it with `load` when needed; counts one user until `release`.
    */
-  async acquire (id: string, load: () => Promise<{ manager: SessionManager, modifiedMs: number }>): Promise<OpenSession> {
+  async acquire (id: string, load: () => Promise<Loaded>): Promise<OpenSession> {
     for (;;) {
       const slot = this.#slots.get(id) ?? await this.#open(id, load)
       // Evicted between loading and now: load again rather than use a closed manager.
@@ -62,16 +85,16 @@ export class OpenSessions {
   }
 
   /** Adds a session that was just created (its manager is new and bound to no other slot). */
-  add (id: string, manager: SessionManager, modifiedMs: number): OpenSession {
-    const slot = new OpenSession(id, manager, modifiedMs)
-    this.#set(slot)
+  add (id: string, manager: SessionManager, modifiedMs: number, bytes: number): OpenSession {
+    const slot = new OpenSession(id, manager, modifiedMs, bytes)
+    this.#insert(slot)
     this.evictIfNeeded()
     return slot
   }
 
   /** Forgets `slot` without closing its manager (the caller does). */
   remove (slot: OpenSession): void {
-    if (this.#slots.get(slot.id) === slot) this.#slots.delete(slot.id)
+    if (this.#slots.get(slot.id) === slot) this.#drop(slot)
   }
 
   /**
@@ -81,26 +104,35 @@ export class OpenSessions {
    */
   retire (slot: OpenSession): boolean {
     if (this.#slots.get(slot.id) !== slot) return false
-    this.#slots.delete(slot.id)
+    this.#drop(slot)
     this.#close(slot)
     return true
   }
 
-  /** Closes least recently used sessions until at most `max` remain or none can go. */
+  /**
+   * Closes least recently used sessions until at most `max` remain and their bytes fit
+   * `maxBytes`, or none can go.
+   */
   evictIfNeeded (): void {
-    if (this.#slots.size <= this.#options.max) return
+    if (!this.#over()) return
     for (const slot of [...this.#slots.values()]) {
-      if (this.#slots.size <= this.#options.max) return
+      if (!this.#over()) return
       if (!this.#evictable(slot)) continue
-      this.#slots.delete(slot.id)
+      this.#drop(slot)
       this.#close(slot)
     }
+  }
+
+  #over (): boolean {
+    const { max, maxBytes } = this.#options
+    return this.#slots.size > max || (maxBytes !== undefined && maxBytes > 0 && this.#bytes > maxBytes)
   }
 
   /** Flushes and closes every session; errors are logged (they are latched per session). */
   async closeAll (): Promise<void> {
     const slots = [...this.#slots.values()]
     this.#slots.clear()
+    this.#bytes = 0
     for (const slot of slots) this.#close(slot)
     await Promise.all([...this.#closing.values()])
   }
@@ -113,6 +145,20 @@ export class OpenSessions {
     // The slot set last is still the most recent while it is cached: no re-insertion needed.
     if (this.#newest === slot || this.#slots.get(slot.id) !== slot) return
     this.#set(slot)
+  }
+
+  /** Caches a new `slot` as the most recently used and counts its bytes. */
+  #insert (slot: OpenSession): void {
+    const previous = this.#slots.get(slot.id)
+    if (previous !== undefined) this.#bytes -= previous.bytes
+    this.#bytes += slot.bytes
+    this.#set(slot)
+  }
+
+  /** Forgets a cached `slot` and its bytes. */
+  #drop (slot: OpenSession): void {
+    this.#slots.delete(slot.id)
+    this.#bytes -= slot.bytes
   }
 
   /** Caches `slot` as the most recently used. */
@@ -132,16 +178,16 @@ export class OpenSessions {
     this.#closing.set(slot.id, closing)
   }
 
-  async #open (id: string, load: () => Promise<{ manager: SessionManager, modifiedMs: number }>): Promise<OpenSession> {
+  async #open (id: string, load: () => Promise<Loaded>): Promise<OpenSession> {
     let opening = this.#opening.get(id)
     if (opening === undefined) {
       opening = (async () => {
         await this.#closing.get(id) // the previous manager of this file must be closed first
         const existing = this.#slots.get(id)
         if (existing !== undefined) return existing
-        const { manager, modifiedMs } = await load()
-        const slot = new OpenSession(id, manager, modifiedMs)
-        this.#set(slot)
+        const { manager, modifiedMs, bytes } = await load()
+        const slot = new OpenSession(id, manager, modifiedMs, bytes)
+        this.#insert(slot)
         return slot
       })().finally(() => { this.#opening.delete(id) })
       this.#opening.set(id, opening)

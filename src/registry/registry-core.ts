@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
-import { PreconditionFailed, SessionNotFound, StorageFailed } from '../errors.js'
+import { PreconditionFailed, SessionNotFound, StorageFailed, TooManyUnsavedSessions, withRetryAfter } from '../errors.js'
 import { findMovedSessionFile } from '../session/agent-dirs.js'
 import { silentLogger, type Logger } from '../session/logger.js'
 import type { ManagerOptions } from '../session/session-factories.js'
@@ -16,7 +16,7 @@ import type { SessionStorage } from '../storage/types.js'
 import { computeEtag, ifMatchSatisfied } from './etag.js'
 import type { OpenSession } from './open-session.js'
 import { GlobalEventLog } from './global-events.js'
-import { OpenSessions } from './open-sessions.js'
+import { OpenSessions, type Loaded } from './open-sessions.js'
 import { publicHeader } from './public-header.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
@@ -32,7 +32,24 @@ export interface RegistryOptions {
   maxOpenSessions?: number
   /** SSE tuning; the defaults suit production. */
   streams?: Partial<StreamOptions>
+  /** Memory bounds; each 0 (the default) = none. */
+  limits?: Partial<RegistryLimits>
 }
+
+/** What one registry (one tenant) may hold in memory; 0 = no bound. */
+export interface RegistryLimits {
+  /** Sessions held only in memory (no assistant message yet) at once; beyond: 429. */
+  maxUnsavedSessions: number
+  /** Bytes (JSON) one unsaved session may hold; an append past it: 413. */
+  maxUnsavedSessionBytes: number
+  /** Entries one unsaved session may hold; an append past it: 413. */
+  maxUnsavedSessionEntries: number
+  /** Bytes the open-session cache holds before it evicts saved sessions (LRU). */
+  maxOpenSessionBytes: number
+}
+
+/** Seconds a client refused for holding too many unsaved sessions should wait. */
+const UNSAVED_RETRY_AFTER_S = 5
 
 export interface StreamOptions {
   /** A comment line is sent after this many ms without output (API.md: at most 15 s). */
@@ -67,6 +84,7 @@ export class RegistryCore {
   readonly blobs: BlobStore
   readonly log: Logger
   readonly streams: StreamOptions
+  readonly limits: RegistryLimits
   index = new SessionIndex()
   readonly open: OpenSessions
   readonly ready: Promise<void>
@@ -94,8 +112,12 @@ export class RegistryCore {
       ...options.streams,
     }
     this.globalEvents = new GlobalEventLog(this.#bootId, this.streams.globalBacklog, this.streams.globalResumeWindowMs)
+    this.limits = {
+      maxUnsavedSessions: 0, maxUnsavedSessionBytes: 0, maxUnsavedSessionEntries: 0, maxOpenSessionBytes: 0, ...options.limits,
+    }
     this.open = new OpenSessions({
       max: options.maxOpenSessions ?? 1000,
+      maxBytes: this.limits.maxOpenSessionBytes,
       log: this.log,
       pinned: (id) => (this.listeners.get(id)?.size ?? 0) > 0,
     })
@@ -175,12 +197,24 @@ export class RegistryCore {
     }
   }
 
+  /**
+   * Throws `TooManyUnsavedSessions` (429) when the tenant already holds `maxUnsavedSessions`
+   * sessions without an assistant message: a new one would be held in memory only.
+   */
+  assertUnsavedRoom (): void {
+    const max = this.limits.maxUnsavedSessions
+    if (max > 0 && this.open.unsavedCount() >= max) {
+      throw withRetryAfter(new TooManyUnsavedSessions(max), UNSAVED_RETRY_AFTER_S)
+    }
+  }
+
   /** Indexes and holds a manager that was just created, and announces it. */
   adopt (manager: SessionManager): OpenSession {
     const id = manager.getSessionId()
     const file = manager.getSessionFile()
     if (file !== undefined) this.index.set(id, file)
-    const slot = this.open.add(id, manager, this.#mtime(file) ?? preciseNow())
+    const bytes = this.#size(file) ?? sizeOfRecords(manager)
+    const slot = this.open.add(id, manager, this.#mtime(file) ?? preciseNow(), bytes)
     this.emitGlobal('session-created', this.info(slot))
     return slot
   }
@@ -258,7 +292,7 @@ export class RegistryCore {
     this.emitGlobal('session-updated', this.info(slot))
   }
 
-  async #load (id: string): Promise<{ manager: SessionManager, modifiedMs: number }> {
+  async #load (id: string): Promise<Loaded> {
     let path = this.index.get(id)
     // An agent may have moved the directory (agent-dirs.ts): follow the file by its name.
     if (path !== undefined && !this.storage.existsSync(path)) {
@@ -279,7 +313,16 @@ export class RegistryCore {
       this.index.set(manager.getSessionId(), path)
       throw new SessionNotFound(id)
     }
-    return { manager, modifiedMs: this.#mtime(path) ?? preciseNow() }
+    return { manager, modifiedMs: this.#mtime(path) ?? preciseNow(), bytes: this.#size(path) ?? 0 }
+  }
+
+  #size (path: string | undefined): number | undefined {
+    if (path === undefined) return undefined
+    try {
+      return this.storage.statSync(path).size
+    } catch {
+      return undefined
+    }
   }
 
   #mtime (path: string | undefined): number | undefined {
@@ -290,4 +333,11 @@ export class RegistryCore {
       return undefined
     }
   }
+}
+
+/** About how many bytes a manager's records hold as JSON (a session with no file yet). */
+export function sizeOfRecords (manager: SessionManager): number {
+  let bytes = JSON.stringify(manager.getHeader()).length
+  for (const entry of manager.getEntries()) bytes += JSON.stringify(entry).length
+  return bytes
 }

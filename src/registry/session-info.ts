@@ -14,6 +14,24 @@ export function isoOf (value: unknown): string {
   return Number.isNaN(date.getTime()) ? String(value ?? '') : date.toISOString()
 }
 
+/**
+ * Most UTF-16 code units of `firstMessage` and `title` in a listing item (API.md "SessionInfo"),
+ * which listings and `/v1/events` send: a session's first message can be megabytes.
+ */
+export const LISTING_TEXT_MAX = 1024
+
+/** Longest title accepted on create and rename, in characters (400 beyond; routes/sessions.schema.ts). */
+export const MAX_TITLE_LENGTH = 1024
+
+/** `text`, cut to `max - 1` code units plus `…` when longer (a surrogate pair is never split). */
+export function cutText (text: string, max: number): string {
+  if (text.length <= max) return text
+  let end = max - 1
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end-- // a high surrogate without its partner
+  return text.slice(0, end) + '…'
+}
+
 /** The listing item of a session. */
 export function infoView (header: SessionHeader | FileRecord, summary: SessionSummary, modifiedMs: number): SessionInfoView {
   const info: SessionInfoView = {
@@ -22,11 +40,11 @@ export function infoView (header: SessionHeader | FileRecord, summary: SessionSu
     created: isoOf(header.timestamp),
     modified: isoOf(modifiedMs),
     messageCount: summary.messageCount,
-    firstMessage: summary.firstMessage ?? NO_MESSAGES,
+    firstMessage: cutText(summary.firstMessage ?? NO_MESSAGES, LISTING_TEXT_MAX),
     entryCount: summary.entryCount,
   }
   const title = typeof header.title === 'string' ? header.title : summary.compactionTitle
-  if (title !== undefined) info.title = title
+  if (title !== undefined) info.title = cutText(title, LISTING_TEXT_MAX)
   if (typeof header.parentSession === 'string') info.parentSession = header.parentSession
   return info
 }

@@ -11,6 +11,7 @@ import { assertValidCwd } from '../session/cwd.js'
 import { serializeRecord } from '../session/persist-transform.js'
 import type { CreateOptions } from '../session/session-factories.js'
 import { SessionManager } from '../session/session-manager.js'
+import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
 import type { SessionView, Tagged } from './types.js'
@@ -35,6 +36,7 @@ export interface CreateInput {
 /** A new session, deferred in memory (no file) until its first assistant message. */
 export async function create (core: RegistryCore, input: CreateInput): Promise<SessionView> {
   await core.ready
+  core.assertUnsavedRoom()
   const options: CreateOptions = { ...core.managerOptions() }
   if (input.title !== undefined) options.title = input.title
   if (input.parentSession !== undefined) options.parentSession = input.parentSession
@@ -62,6 +64,7 @@ export async function continueRecent (core: RegistryCore, cwd: string, terminalI
     if (terminalId !== undefined) await writeBreadcrumb(core.storage, core.dataDir, terminalId, cwd, path, core.log)
     return { session, created: false }
   }
+  core.assertUnsavedRoom()
   const m = await SessionManager.create(cwd, undefined, core.storage, core.managerOptions(terminalId))
   return { session: core.view(core.adopt(m)), created: true }
 }
@@ -119,20 +122,74 @@ export async function move (core: RegistryCore, id: string, cwd: string, ifMatch
  * session: the source stays open and unchanged (a deferred one stays deferred).
  */
 export async function fork (core: RegistryCore, id: string, leafId?: string, ifMatch?: string): Promise<SessionView> {
-  const copy = await core.exclusive(id, ifMatch, async (slot) => await SessionManager.forkCopy(slot.manager, leafId))
+  const copy = await core.exclusive(id, ifMatch, async (slot) => {
+    // A copy of an unsaved session is itself unsaved (held in memory only).
+    if (!slot.manager.isFlushed()) core.assertUnsavedRoom()
+    return await SessionManager.forkCopy(slot.manager, leafId)
+  })
   return core.view(core.adopt(copy))
 }
 
-/** The stored file, after every queued write reached it; a deferred session as it would be written. */
-export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
-  return await core.exclusive(id, undefined, async (slot) => {
+/**
+ * The stored file, after every queued write reached it; a deferred session as it would be
+ * written. `locked`: the session's slot when the caller already holds its lock.
+ */
+export async function exportJsonl (core: RegistryCore, id: string, locked?: OpenSession): Promise<Tagged<string>> {
+  const read = async (slot: OpenSession): Promise<Tagged<string>> => {
     const m = slot.manager
     if (!m.isFlushed()) {
       return { value: [m.getHeader(), ...m.getEntries()].map((r) => serializeRecord(r)).join(''), etag: core.etag(slot) }
     }
     await m.flush()
     return { value: await core.storage.readText(m.getSessionFile() as string), etag: core.etag(slot) }
+  }
+  return locked === undefined ? await core.exclusive(id, undefined, read) : await read(locked)
+}
+
+/** A session file to send: its length in bytes and its bytes, read as they are sent. */
+export interface ExportStream {
+  size: number
+  chunks: Iterable<Buffer> | AsyncIterable<Buffer>
+  /** Releases the file when the chunks are not read. */
+  close: () => Promise<void>
+}
+
+/**
+ * The stored file as `exportJsonl` has it, for streaming: a saved session is opened (under the
+ * session's lock, once every queued write reached it) and read a chunk at a time as the client
+ * takes it, up to the length it had then, so an answer never holds the whole file in memory.
+ */
+export async function exportStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
+  const storage = core.storage
+  return await core.exclusive(id, undefined, async (slot) => {
+    const m = slot.manager
+    const etag = core.etag(slot)
+    if (!m.isFlushed() || storage.readTextChunks === undefined) {
+      const bytes = Buffer.from((await exportJsonl(core, id, slot)).value)
+      return { value: { size: bytes.length, chunks: [bytes], close: async () => {} }, etag }
+    }
+    await m.flush()
+    const file = m.getSessionFile() as string
+    const size = storage.statSync(file).size
+    const pieces = storage.readTextChunks(file)[Symbol.asyncIterator]()
+    const first = await pieces.next() // opens the file now, before a later rewrite could replace it
+    const close = async (): Promise<void> => { await pieces.return?.() }
+    return { value: { size, chunks: upTo(first, pieces, size), close }, etag }
   })
+}
+
+/** The UTF-8 bytes of `first` and the rest of `pieces`, ending after `size` bytes. */
+async function * upTo (first: IteratorResult<string>, pieces: AsyncIterator<string>, size: number): AsyncIterable<Buffer> {
+  let left = size
+  try {
+    for (let piece = first; piece.done !== true && left > 0; piece = await pieces.next()) {
+      const bytes = Buffer.from(piece.value, 'utf8')
+      yield bytes.length > left ? bytes.subarray(0, left) : bytes
+      left -= bytes.length
+    }
+  } finally {
+    await pieces.return?.()
+  }
 }
 
 /** Closes the session, removes its file, then tells its subscribers and dashboards. */

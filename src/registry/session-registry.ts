@@ -9,16 +9,16 @@ import { join } from 'node:path'
 import type { SessionEntryBase } from '../session/types.js'
 import * as entries from './entry-operations.js'
 import type { AppendOptions, BranchSummaryInput } from './entry-operations.js'
-import { RegistryCore, type GlobalListener, type RegistryOptions, type SessionListener, type StreamOptions } from './registry-core.js'
+import { RegistryCore, type GlobalListener, type RegistryLimits, type RegistryOptions, type SessionListener, type StreamOptions } from './registry-core.js'
 import { importSession } from './session-import.js'
 import { SessionListing, type ListQuery } from './session-listing.js'
 import * as sessions from './session-operations.js'
-import type { CreateInput } from './session-operations.js'
+import type { CreateInput, ExportStream } from './session-operations.js'
 import type {
   Appended, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
-export type { RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
+export type { ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
 export * from './types.js'
 
 export class SessionRegistry {
@@ -32,6 +32,9 @@ export class SessionRegistry {
 
   /** SSE tuning (heartbeat interval, per-subscriber buffer limit). */
   get streamOptions (): StreamOptions { return this.#core.streams }
+
+  /** The memory bounds of this registry (a tenant's registry copies the default one's). */
+  get limits (): RegistryLimits { return this.#core.limits }
 
   /** Resolves once the start-up index scan finished. */
   async ready (): Promise<void> { await this.#core.ready }
@@ -70,6 +73,8 @@ export class SessionRegistry {
 
   /** The stored file, tagged with the session's etag. */
   export (id: string): Promise<Tagged<string>> { return sessions.exportJsonl(this.#core, id) }
+  /** `export`, as a stream read while it is sent (the HTTP answer). */
+  exportStream (id: string): Promise<Tagged<ExportStream>> { return sessions.exportStream(this.#core, id) }
   delete (id: string, ifMatch?: string): Promise<void> { return sessions.remove(this.#core, id, ifMatch) }
 
   // ── Entries ───────────────────────────────────────────────────────────────
@@ -156,6 +161,12 @@ export class SessionRegistry {
   onShutdown (hook: () => void): () => void {
     this.#core.shutdownHooks.add(hook)
     return () => { this.#core.shutdownHooks.delete(hook) }
+  }
+
+  /** What the open-session cache holds now: sessions, of them unsaved ones, and their bytes. */
+  openStats (): { sessions: number, unsaved: number, bytes: number } {
+    const open = this.#core.open
+    return { sessions: open.size, unsaved: open.unsavedCount(), bytes: open.bytes }
   }
 
   /** Number of live streams registered through `onShutdown`. */

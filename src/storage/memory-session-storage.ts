@@ -42,6 +42,9 @@ function key (path: string): string {
 }
 
 /** @see SPEC.md §10.1, §10.4 */
+/** Characters per piece of `readTextChunks`. */
+const CHUNK_CHARS = 256 * 1024
+
 export class MemorySessionStorage implements SessionStorage {
   readonly #files = new Map<string, MemoryFile>()
   readonly #dirs = new Set<string>()
@@ -102,6 +105,18 @@ export class MemorySessionStorage implements SessionStorage {
 
   async readText (path: string): Promise<string> {
     return this.#file(path, 'open').content
+  }
+
+  /** The file as it is now, in pieces of at most `CHUNK_CHARS` UTF-16 units (a surrogate pair is never split). */
+  async * readTextChunks (path: string): AsyncIterable<string> {
+    const content = this.#file(path, 'open').content
+    for (let at = 0; at < content.length;) {
+      let end = Math.min(content.length, at + CHUNK_CHARS)
+      const last = content.charCodeAt(end - 1)
+      if (end < content.length && last >= 0xd800 && last <= 0xdbff) end--
+      yield content.slice(at, end)
+      at = end
+    }
   }
 
   /** The first `maxBytes` UTF-8 bytes, decoded; a character cut at the end becomes U+FFFD. */

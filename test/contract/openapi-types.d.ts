@@ -655,6 +655,7 @@ export interface components {
         CreateSessionBody: {
             /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
             cwd: string;
+            /** @description At most 1024 characters */
             title?: string;
             parentSession?: string;
             /** @description A client-chosen id; not `recent`, `continue` or `import` */
@@ -675,6 +676,7 @@ export interface components {
             terminalId?: string;
         };
         RenameSessionBody: {
+            /** @description At most 1024 characters */
             title: string;
         };
         MoveSessionBody: {
@@ -1375,8 +1377,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1613,8 +1613,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1913,8 +1911,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2124,8 +2120,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2916,8 +2910,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3010,8 +3002,6 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
-                    /** @description Seconds to wait before retrying */
-                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -4,7 +4,7 @@
  */
 import { buildApp, type App, type AppDeps } from '../../src/app.js'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
-import { loadConfig, type Config } from '../../src/config.js'
+import { loadConfig, registryLimits, type Config } from '../../src/config.js'
 import { createRegistry } from '../../src/registry/session-registry.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 
@@ -22,7 +22,7 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
   const storage = overrides.storage ?? new MemorySessionStorage()
   const blobs = overrides.blobs ?? new MemoryBlobStore()
   const registry = overrides.registry ?? createRegistry({
-    dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions,
+    dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
   })
   const app = await buildApp({
     config, storage, blobs, registry, logger: overrides.logger ?? false,
