@@ -13,6 +13,7 @@ import eventRoutes from '../routes/events.js'
 import healthRoutes from '../routes/health.js'
 import sessionRoutes from '../routes/sessions.js'
 import tokenRoutes from '../routes/tokens.js'
+import uiRoutes from '../routes/ui.js'
 import { redactingLogger } from './auth/redaction.js'
 import { Tenants } from './auth/tenants.js'
 import type { TokenStore } from './auth/tokens.js'
@@ -121,5 +122,6 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(entryRoutes, { prefix: '/v1/sessions' })
   await app.register(eventRoutes, { prefix: '/v1' })
   await app.register(tokenRoutes, { prefix: '/v1/tokens' })
+  await app.register(uiRoutes)
   return app
 }
