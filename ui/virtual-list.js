@@ -52,6 +52,7 @@ export class VirtualList {
   /** The list now has `count` rows; rows below the old count are new. */
   setCount (count) {
     this.count = count
+    for (const el of this.rows.values()) el.setAttribute('aria-setsize', String(count))
     this.heights.length = count
     this.dirty = true
     this.#render(this.#target())
