@@ -26,15 +26,13 @@ export const UI_CSP = [
 ].join('; ')
 
 /**
- * The `ui/` folder: beside `routes/` when run from source, two levels up when compiled to
- * `dist/routes/`.
+ * The `ui/` folder beside `routes/`: the repository's when run from source, `dist/ui/` (copied
+ * by `npm run build`) when compiled.
  */
 export function uiRoot (): string {
-  for (const candidate of ['../ui/', '../../ui/']) {
-    const dir = fileURLToPath(new URL(candidate, import.meta.url))
-    if (existsSync(`${dir}index.html`)) return dir
-  }
-  throw new Error('the dashboard files (ui/index.html) are missing from this installation')
+  const dir = fileURLToPath(new URL('../ui/', import.meta.url))
+  if (!existsSync(`${dir}index.html`)) throw new Error(`the dashboard files are missing: no ${dir}index.html (run npm run build)`)
+  return dir
 }
 
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } }
