@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, ui.
  */
 import { writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem } from 'node:os'
@@ -16,6 +16,7 @@ import { serverEntry } from './lib/processes.js'
 import { summarizeHistogram } from './lib/sse-report.js'
 import { fmt, int, median, mib, table } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
+import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 100, rates: [1500, 4000], seconds: 5 }
@@ -27,6 +28,7 @@ interface Results {
   cold?: ColdOpenResults
   deep?: { rows: DeepPathResult[], http: DeepHttpResult }
   many?: ManyResults
+  ui?: UiOpenResults
 }
 
 function machine (): string {
@@ -60,6 +62,7 @@ const STEPS: Record<string, () => Promise<string>> = {
     return deepPathSection(results.deep.rows, results.deep.http)
   },
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
+  ui: async () => uiOpenSection(results.ui = await measureUiOpen()),
 }
 
 /** Before/after rows for what this run measured. */

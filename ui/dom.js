@@ -49,10 +49,11 @@ export function ago (iso) {
   return new Date(t).toLocaleDateString()
 }
 
+const timeFormat = new Intl.DateTimeFormat(undefined, { timeStyle: 'medium' })
 /** `HH:MM:SS` of an ISO timestamp or epoch ms. */
 export function clock (value) {
   const t = typeof value === 'number' ? value : Date.parse(value)
-  return Number.isNaN(t) ? '' : new Date(t).toLocaleTimeString()
+  return Number.isNaN(t) ? '' : timeFormat.format(t)
 }
 
 /** Calls `fn` at most once per animation frame. */

@@ -92,6 +92,7 @@ export class SessionView {
       deleted: () => this.#deleted(),
     }, { probe: () => api(this.path), onRefused: (err) => this.#failed(err), onOpen: () => void this.#resync() })
     this.main.dataset.ready = 'true'
+    performance.mark('session-ready') // read by bench/ui-open.ts
   }
 
   /** After a (re)connection: the header and a leaf moved while we were away. */

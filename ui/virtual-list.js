@@ -150,7 +150,8 @@ export class VirtualList {
 
   #render (scrollTop) {
     this.#layout()
-    const { clientHeight } = this.scroller
+    // Read before writing: one layout for both, none forced between the DOM changes below.
+    const { clientHeight, scrollTop: current } = this.scroller
     const start = this.count === 0 ? 0 : this.#indexAt(Math.max(0, scrollTop - this.overscan))
     const end = this.count === 0 ? -1 : this.#indexAt(scrollTop + clientHeight + this.overscan)
     const [from, to] = this.range
@@ -175,7 +176,7 @@ export class VirtualList {
     this.range = [start, end]
     this.top.style.height = `${this.offsets[start]}px`
     this.bottom.style.height = `${this.offsets[this.count] - this.offsets[end + 1]}px`
-    if (Math.abs(this.scroller.scrollTop - scrollTop) >= 1) {
+    if (Math.abs(current - scrollTop) >= 1) {
       this.scroller.scrollTop = scrollTop
       this.expectedTop = this.scroller.scrollTop // as clamped by the browser
     }

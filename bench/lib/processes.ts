@@ -5,7 +5,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { readFileSync, rmSync } from 'node:fs'
+import { cpSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -152,6 +152,8 @@ export function serverEntry (): { entry: string, note: string } {
   const outDir = join(ROOT, 'node_modules', '.cache', 'session-store-bench')
   rmSync(outDir, { recursive: true, force: true })
   const tsc = spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', outDir], { cwd: ROOT, encoding: 'utf8' })
+  // As `npm run build` does: the compiled server serves the dashboard from ui/ beside routes/.
+  if (tsc.status === 0) cpSync(join(ROOT, 'ui'), join(outDir, 'ui'), { recursive: true })
   built = tsc.status === 0
     ? { entry: join(outDir, 'src', 'server.js'), note: 'compiled with tsconfig.build.json, run with plain node (as `npm start` runs dist/)' }
     : { entry: join(ROOT, 'src', 'server.ts'), note: `run through tsx (the build failed: ${(tsc.stdout + tsc.stderr).split('\n')[0] ?? ''})` }
