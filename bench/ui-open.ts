@@ -9,7 +9,7 @@
  * Run alone: npx tsx bench/ui-open.ts (writes bench/RESULTS-ui.md); `npm run bench` includes it.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { cpus, tmpdir, totalmem } from 'node:os'
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { launchChromium } from '../test/ui/browser.js'
 import { append, seedLong, user } from '../test/ui/seed.js'
@@ -147,9 +147,12 @@ export function uiOpenSection (r: UiOpenResults): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  const load = (): string => loadavg().map((x) => x.toFixed(2)).join(' / ')
+  const loadBefore = load()
   const results = await measureUiOpen()
   const section = uiOpenSection(results)
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, Linux, ${new Date().toISOString().slice(0, 10)}`
-  writeFileSync(join(import.meta.dirname, 'RESULTS-ui.md'), `# Dashboard benchmark results\n\nMachine: ${machine} (shared with other work).\nRun by \`npx tsx bench/ui-open.ts\`; this file holds that run only.\n\n${section}\n`)
+  writeFileSync(join(import.meta.dirname, 'RESULTS-ui.md'), `# Dashboard benchmark results\n\nMachine: ${machine} (shared with other work). ` +
+    `Load average (1/5/15 min) at the start ${loadBefore}, at the end ${load()}.\nRun by \`npx tsx bench/ui-open.ts\`; this file holds that run only.\n\n${section}\n`)
   process.stdout.write(`${section}\n`)
 }

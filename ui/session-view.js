@@ -72,13 +72,19 @@ export class SessionView {
 
   async #load () {
     try {
-      const page = (after) => api(withQuery(`${this.path}/entries`, { after, limit: PAGE, blobs: 'ref' }))
-      const first = await page(0)
-      const rest = []
-      for (let after = first.entries.length; after < first.total; after += PAGE) rest.push(page(after))
-      this.data.add(first.entries)
-      for (const next of await Promise.all(rest)) this.data.add(next.entries)
+      // The session first (small): its entry count plans every page, fetched at once. Entries
+      // appended meanwhile come in a further page; a leaf moved meanwhile, on the stream's open.
       this.session = await api(this.path)
+      const page = (after) => api(withQuery(`${this.path}/entries`, { after, limit: PAGE, blobs: 'ref' }))
+      const pages = []
+      for (let after = 0; after < Math.max(1, this.session.entryCount); after += PAGE) pages.push(page(after))
+      const loaded = await Promise.all(pages)
+      for (const { entries } of loaded) this.data.add(entries)
+      for (let { next } = loaded.at(-1); next !== null;) {
+        const more = await page(next)
+        this.data.add(more.entries)
+        next = more.next
+      }
     } catch (err) {
       return this.#failed(err)
     }
@@ -120,7 +126,9 @@ export class SessionView {
 
   /** Renders the head, the conversation, the tree and (if shown) the context again. */
   #update (reset) {
-    const { rows, results } = conversationRows(this.data.path(this.chosen ?? this.data.leafId))
+    const activePath = this.data.path(this.data.leafId)
+    const viewedPath = this.chosen === null ? activePath : this.data.path(this.chosen)
+    const { rows, results } = conversationRows(viewedPath)
     const extends_ = !reset && this.rows.length <= rows.length && this.rows.every((r, i) => rows[i] === r)
     const attached = results.size !== this.results.size
     this.rows = rows
@@ -131,9 +139,9 @@ export class SessionView {
       if (attached) this.list.refresh()
     }
     this.empty.hidden = rows.length > 0
-    const ids = (leaf) => new Set(this.data.path(leaf).map((e) => e.id))
+    const active = new Set(activePath.map((e) => e.id))
     this.tree.update(this.data.treeRows(), {
-      active: ids(this.data.leafId), viewed: ids(this.chosen ?? this.data.leafId), chosen: this.chosen, leaf: this.data.leafId, labels: this.data.labels, byId: this.data.byId,
+      active, viewed: this.chosen === null ? active : new Set(viewedPath.map((e) => e.id)), chosen: this.chosen, leaf: this.data.leafId, labels: this.data.labels, byId: this.data.byId,
     })
     this.#head()
     this.contextSoon()

@@ -19,7 +19,7 @@ export class VirtualList {
     this.renderRow = render
     this.overscan = overscan
     this.count = 0
-    this.heights = []
+    this.heights = new Float64Array(0) // px; 0 = not measured yet
     this.measured = { sum: 0, n: 0 }
     this.offsets = new Float64Array(1)
     this.dirty = false
@@ -53,7 +53,11 @@ export class VirtualList {
   setCount (count) {
     this.count = count
     for (const el of this.rows.values()) el.setAttribute('aria-setsize', String(count))
-    this.heights.length = count
+    if (count > this.heights.length) {
+      const heights = new Float64Array(Math.max(count, this.heights.length * 2))
+      heights.set(this.heights)
+      this.heights = heights
+    }
     this.dirty = true
     this.#render(this.#target())
   }
@@ -64,7 +68,7 @@ export class VirtualList {
     this.rows.clear()
     this.body.replaceChildren()
     this.range = [0, -1]
-    this.heights = []
+    this.heights = new Float64Array(0)
     this.measured = { sum: 0, n: 0 }
     this.stick = true
     this.setCount(count)
@@ -97,14 +101,11 @@ export class VirtualList {
     this.scroller.removeEventListener('scroll', this.onScroll)
   }
 
-  #height (index) {
-    return this.heights[index] ?? (this.measured.n === 0 ? 120 : this.measured.sum / this.measured.n)
-  }
-
   #layout () {
     if (!this.dirty) return
     const offsets = new Float64Array(this.count + 1)
-    for (let i = 0; i < this.count; i++) offsets[i + 1] = offsets[i] + this.#height(i)
+    const estimate = this.measured.n === 0 ? 120 : this.measured.sum / this.measured.n
+    for (let i = 0; i < this.count; i++) offsets[i + 1] = offsets[i] + (this.heights[i] > 0 ? this.heights[i] : estimate)
     this.offsets = offsets
     this.dirty = false
   }
@@ -190,8 +191,8 @@ export class VirtualList {
       const height = entry.borderBoxSize?.[0]?.blockSize ?? entry.target.offsetHeight
       const old = this.heights[index]
       if (old === height) continue
-      if (old === undefined) this.measured.n++
-      this.measured.sum += height - (old ?? 0)
+      if (old === 0) this.measured.n++
+      this.measured.sum += height - old
       this.heights[index] = height
       changed = true
     }

@@ -108,6 +108,12 @@ describe('the page code', () => {
     }
   })
 
+  it('preloads every module from index.html, so none waits for the one importing it', () => {
+    const html = readFileSync(join(UI, 'index.html'), 'utf8')
+    const preloaded = [...html.matchAll(/<link rel="modulepreload" href="\/ui\/([\w-]+\.js)">/g)].map((m) => m[1]).sort()
+    expect(preloaded).toEqual(files.filter((f) => f.endsWith('.js') && f !== 'app.js').sort())
+  })
+
   it('fetches nothing from another origin', () => {
     for (const file of readdirSync(UI)) {
       expect([file, readFileSync(join(UI, file), 'utf8').match(/(?:src|href)=["']?(?:https?:)?\/\//g)]).toEqual([file, null])
