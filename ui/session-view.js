@@ -106,7 +106,10 @@ export class SessionView {
     const session = await api(this.path).catch(() => undefined)
     if (session === undefined || this.stream?.closed) return
     this.session = session
-    if (this.data.byId.has(session.leafId) && session.leafId !== this.data.leafId) {
+    // Only a snapshot of exactly the entries we hold can say where the leaf is: an older one
+    // would move it back, and newer entries are on their way with their own leaf.
+    const current = session.entryCount === this.data.entries.length + this.pending.filter((p) => !('leafMove' in p)).length
+    if (current && this.data.byId.has(session.leafId) && session.leafId !== this.data.leafId) {
       this.pending.push({ leafMove: session.leafId })
       this.applySoon()
     }
