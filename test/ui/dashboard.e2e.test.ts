@@ -1,3 +1,5 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
 /**
  * The dashboard in a real browser (Debian's Chromium through playwright-core) against a real
  * listening server: the session list live from /v1/events, a session opened by its deep link,
