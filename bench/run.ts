@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -17,6 +17,7 @@ import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
 import { driverSection, measureDrivers } from './pg-driver.js'
 import { measurePgStorage, pgStorageSection } from './pg-storage.js'
+import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
@@ -30,6 +31,7 @@ interface Results {
   cold?: ColdOpenResults
   deep?: { rows: DeepPathResult[], http: DeepHttpResult }
   many?: ManyResults
+  ui?: UiOpenResults
 }
 
 function machine (): string {
@@ -65,6 +67,7 @@ const STEPS: Record<string, () => Promise<string>> = {
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
   pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
+  ui: async () => uiOpenSection(results.ui = await measureUiOpen()),
 }
 
 /** The filesystem the benchmarks' data directories live on (`df -T` of the temp dir): fdatasync costs what it costs there. */

@@ -15,6 +15,7 @@ import healthRoutes from '../routes/health.js'
 import metricsRoutes from '../routes/metrics.js'
 import sessionRoutes from '../routes/sessions.js'
 import tokenRoutes from '../routes/tokens.js'
+import uiRoutes from '../routes/ui.js'
 import { redactingLogger } from './auth/redaction.js'
 import { Tenants } from './auth/tenants.js'
 import type { TokenStore } from './auth/tokens.js'
@@ -151,5 +152,6 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(entryRoutes, { prefix: '/v1/sessions' })
   await app.register(eventRoutes, { prefix: '/v1' })
   await app.register(tokenRoutes, { prefix: '/v1/tokens' })
+  await app.register(uiRoutes)
   return app
 }

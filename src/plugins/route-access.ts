@@ -1,11 +1,12 @@
 /**
  * What each route requires, decided in one place as routes are registered: its scope (a route's
- * `config.scope`, else `read` for GET/HEAD and `write` for every other method; CORS preflights
- * and the `/docs` pages are public), whether it is a live stream (which takes `?access_token=`
- * and counts against MAX_SSE_PER_TOKEN), and whether it is shed under load (every route that is
- * not public, plus those that opt in with `config.shedLoad`). The same facts document the
- * route: 401, 403 (when more than `read` is needed), 429 and 503 join its responses, and its
- * `security` says how it takes credentials. Registered before every route.
+ * `config.scope`, else `read` for GET/HEAD and `write` for every other method; CORS preflights,
+ * the `/docs` pages and the dashboard's `/ui` files are public), whether it is a live stream
+ * (which takes `?access_token=` and counts against MAX_SSE_PER_TOKEN), and whether it is shed
+ * under load (every route that is not public, plus those that opt in with `config.shedLoad`).
+ * The same facts document the route: 401, 403 (when more than `read` is needed), 429 and 503
+ * join its responses, and its `security` says how it takes credentials. Registered before
+ * every route.
  */
 import { Type } from '@sinclair/typebox'
 import type { FastifyInstance, RouteOptions } from 'fastify'
@@ -28,9 +29,12 @@ export interface RouteAccess {
 
 const RANK: Record<RouteScope, number> = { public: 0, read: 1, write: 2, admin: 3 }
 
+/** Whether `url` is `prefix` or below it: pages whose static files are served by a plugin. */
+const isPagePath = (url: string, prefix: string): boolean => url === prefix || url.startsWith(`${prefix}/`)
+
 /** The scope `method` on `url` needs when the route does not say. */
 export function defaultScope (method: string, url: string): RouteScope {
-  if (method === 'OPTIONS' || url === '/docs' || url.startsWith('/docs/')) return 'public'
+  if (method === 'OPTIONS' || isPagePath(url, '/docs') || isPagePath(url, '/ui')) return 'public'
   return method === 'GET' || method === 'HEAD' ? 'read' : 'write'
 }
 

@@ -48,6 +48,10 @@ function cells (): Record<string, Cell> {
     'GET /docs/yaml': { url: '/docs/yaml', expect: 200 },
     'GET /docs/static/*': { url: '/docs/static/swagger-ui.css', expect: 200 },
     'GET /openapi.json': { url: '/openapi.json', expect: 200 },
+    'GET /': { url: '/', expect: 302 },
+    'GET /ui': { url: '/ui', expect: 301 },
+    'GET /ui/*': { url: '/ui/app.js', expect: 200 },
+    'GET /ui/sessions/:id': { url: `/ui/sessions/${SESSION}`, expect: 200 },
     'GET /healthz': { url: '/healthz', expect: 200 },
     'GET /readyz': { url: '/readyz', expect: 200 },
     'GET /metrics': { url: '/metrics', expect: 200 },
@@ -149,9 +153,10 @@ describe('the route list', () => {
     ])
   })
 
-  it('makes everything under /v1 protected and only health, metrics, docs and preflight public', () => {
+  it('makes everything under /v1 protected and only health, metrics, docs, the dashboard pages and preflight public', () => {
     const publicUrls = app.routeAccess.filter((r) => r.scope === 'public').map((r) => r.url)
-    expect(publicUrls.every((u) => ['/healthz', '/readyz', '/metrics', '/openapi.json', '*'].includes(u) || u.startsWith('/docs'))).toBe(true)
+    const pages = (u: string): boolean => u.startsWith('/docs') || u === '/' || u === '/ui' || u.startsWith('/ui/')
+    expect(publicUrls.filter((u) => !['/healthz', '/readyz', '/metrics', '/openapi.json', '*'].includes(u) && !pages(u))).toEqual([])
     expect(app.routeAccess.filter((r) => r.url.startsWith('/v1')).every((r) => r.scope !== 'public')).toBe(true)
   })
 })

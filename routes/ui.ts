@@ -1,0 +1,54 @@
+/**
+ * The live dashboard (API.md "Health and docs"): `GET /` redirects to `/ui/`, the files of the
+ * repository's `ui/` folder are served under `/ui/` as they are (plain ES modules and CSS: no
+ * build step), and `/ui/sessions/{id}` answers the same `index.html` so that a session page can
+ * be linked to and reloaded. The pages are public and hidden from the OpenAPI document; the
+ * data they show comes from `/v1`, which asks for a token when tokens are on.
+ */
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import fastifyStatic from '@fastify/static'
+import type { FastifyPluginAsync } from 'fastify'
+
+/**
+ * Only files from this origin, no inline script or style, no plugins, no framing. Images may be
+ * `blob:` (blob bytes fetched with the token) or `data:` (small images stored inline in entries).
+ */
+export const UI_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' blob: data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
+
+/** The repository's `ui/` folder, found from `routes/` (run from source) or `dist/routes/` (compiled). */
+export function uiRoot (): string {
+  // routes/ui.ts runs beside ui/; the build's dist/routes/ui.js two levels below it.
+  const candidates = ['../ui/', '../../ui/'].map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
+  const dir = candidates.find((d) => existsSync(`${d}index.html`))
+  if (dir === undefined) throw new Error(`the dashboard files are missing: no index.html in ${candidates.join(' or ')}`)
+  return dir
+}
+
+const hidden = { schema: { hide: true }, config: { scope: 'public' as const } }
+
+const ui: FastifyPluginAsync = async (app) => {
+  // Encapsulated: these headers apply to the dashboard's answers only, not to the API.
+  app.addHook('onSend', (_req, reply, payload, done) => {
+    reply.header('content-security-policy', UI_CSP)
+    reply.header('referrer-policy', 'no-referrer')
+    done(null, payload)
+  })
+
+  await app.register(fastifyStatic, { root: uiRoot(), prefix: '/ui', redirect: true, index: 'index.html' })
+
+  app.get('/', hidden, async (_req, reply) => await reply.redirect('/ui/', 302))
+  // Deep links: the page reads the id from its own URL.
+  app.get('/ui/sessions/:id', hidden, async (_req, reply) => await reply.sendFile('index.html'))
+}
+
+export default ui
