@@ -1,6 +1,8 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { ref } from '../src/schemas/shared.js'
+// Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
+import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 
 export const HealthStatus = Type.Object({ status: Type.Literal('ok') }, { $id: 'HealthStatus', additionalProperties: false })
 
