@@ -91,7 +91,7 @@ export function coldOpenSection (r: ColdOpenResults): string {
     'less work than any loader can: its objects die young, while ~100 MiB of kept records must be copied and promoted by the',
     'garbage collector; both are shown, with a verdict each.',
     '',
-    `Load in a fresh process (\`bench/lib/load-worker.ts\`: \`SessionManager.open\` + \`buildSessionContext\` + serializing the`,
+    'Load in a fresh process (`bench/lib/load-worker.ts`: `SessionManager.open` + `buildSessionContext` + serializing the',
     `answer), median of ${r.loads.length}: open ${fmt(median(r.loads.map((l) => l.openMs)), 0)} ms, context ${fmt(median(r.loads.map((l) => l.contextMs)), 0)} ms,`,
     `serialize ${fmt(median(r.loads.map((l) => l.serializeMs)), 0)} ms; peak RSS ${mib(loadPeak)} MiB (${mib(median(r.loads.map((l) => l.peakBefore)))} MiB before loading).`,
     '',

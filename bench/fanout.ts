@@ -80,8 +80,12 @@ export async function runScenario (scenario: Scenario): Promise<ScenarioResult> 
     const rssBefore = server.child.memory().rss
     const count = scenario.rate * scenario.seconds
     const subs = await subscribe({
-      url: `${server.baseUrl}/v1/sessions/${id}/events`, count: scenario.subscribers, after,
-      expected: count, mode: 'latency', timeoutMs: (scenario.seconds + 30) * 1000,
+      url: `${server.baseUrl}/v1/sessions/${id}/events`,
+      count: scenario.subscribers,
+      after,
+      expected: count,
+      mode: 'latency',
+      timeoutMs: (scenario.seconds + 30) * 1000,
     }, scenario.processes)
     const rssConnected = server.child.memory().rss
     const sampler = sampleRss(server)

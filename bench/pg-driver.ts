@@ -111,18 +111,30 @@ function seqSource (): (session: string, n: number) => number[] {
 const SESSIONS = Array.from({ length: 100 }, (_, i) => `s${i}`)
 
 export const LOADS: DriverLoad[] = [
-  { name: '2,000 transactions of 1 row, one after another, 1 session', rows: 2000, run: async (d) => {
-    const seqs = seqSource()
-    for (let i = 0; i < 2000; i++) await d.tx('s0', seqs('s0', 1))
-  } },
-  { name: '10,000 transactions of 1 row, 100 sessions, 100 in flight', rows: 10_000, run: async (d) => {
-    const seqs = seqSource()
-    await parallelRun(10_000, 100, async (i) => { const s = SESSIONS[i % 100] as string; await d.tx(s, seqs(s, 1)) })
-  } },
-  { name: '10,000 rows as 100 transactions of one 100-row insert, 1 session', rows: 10_000, run: async (d) => {
-    const seqs = seqSource()
-    for (let i = 0; i < 100; i++) await d.batch('s0', seqs('s0', 100))
-  } },
+  {
+    name: '2,000 transactions of 1 row, one after another, 1 session',
+    rows: 2000,
+    run: async (d) => {
+      const seqs = seqSource()
+      for (let i = 0; i < 2000; i++) await d.tx('s0', seqs('s0', 1))
+    }
+  },
+  {
+    name: '10,000 transactions of 1 row, 100 sessions, 100 in flight',
+    rows: 10_000,
+    run: async (d) => {
+      const seqs = seqSource()
+      await parallelRun(10_000, 100, async (i) => { const s = SESSIONS[i % 100] as string; await d.tx(s, seqs(s, 1)) })
+    }
+  },
+  {
+    name: '10,000 rows as 100 transactions of one 100-row insert, 1 session',
+    rows: 10_000,
+    run: async (d) => {
+      const seqs = seqSource()
+      for (let i = 0; i < 100; i++) await d.batch('s0', seqs('s0', 100))
+    }
+  },
 ]
 
 async function withDatabase<T> (fn: (url: string) => Promise<T>): Promise<T> {
@@ -177,8 +189,8 @@ export function driverSection (rows: DriverRow[], rounds: number): string {
   return [
     '## PostgreSQL driver choice',
     '',
-    `PostgreSQL on 127.0.0.1 (\`synchronous_commit\` on: every commit waits for its WAL flush), a database created for the run,`,
-    `fresh tables per load; each transaction locks its session row (\`SELECT … FOR UPDATE\`), inserts, bumps the row, commits,`,
+    'PostgreSQL on 127.0.0.1 (`synchronous_commit` on: every commit waits for its WAL flush), a database created for the run,',
+    'fresh tables per load; each transaction locks its session row (`SELECT … FOR UPDATE`), inserts, bumps the row, commits,',
     `as an append does. Rows of ${LINE.length} bytes of JSON. Both drivers with a pool of ${POOL} connections, loads interleaved, ${rounds} rounds, medians.`,
     '',
     table(['load', 'driver', 'rows/s (median)', 'rows/s per round'],

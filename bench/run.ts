@@ -52,14 +52,23 @@ async function step (name: string, run: () => Promise<string>): Promise<void> {
 }
 
 const STEPS: Record<string, () => Promise<string>> = {
-  append: async () => appendSection(results.append = await measureAppends(APPEND), APPEND),
+  append: async () => {
+    results.append = await measureAppends(APPEND)
+    return appendSection(results.append, APPEND)
+  },
   fanout: async () => {
     results.fanout = []
     for (const s of SCENARIOS) results.fanout.push(await runScenario(s))
     return fanoutSection(results.fanout)
   },
-  ceiling: async () => ceilingSection(results.ceiling = await measureCeiling(CEILING), CEILING),
-  cold: async () => coldOpenSection(results.cold = await measureColdOpen(3)),
+  ceiling: async () => {
+    results.ceiling = await measureCeiling(CEILING)
+    return ceilingSection(results.ceiling, CEILING)
+  },
+  cold: async () => {
+    results.cold = await measureColdOpen(3)
+    return coldOpenSection(results.cold)
+  },
   deep: async () => {
     results.deep = { rows: deepPathTable([50_000, 100_000], 3), http: await measureDeepHttp(100_000, 3) }
     return deepPathSection(results.deep.rows, results.deep.http)

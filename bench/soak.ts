@@ -47,7 +47,9 @@ async function main (): Promise<void> {
   const victim = new Agent({ connections: 1 })
   const call = async (secret: string, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, agent = attacker) => {
     const res = await request(`${base}${path}`, {
-      method, dispatcher: agent, headers: { authorization: `Bearer ${secret}`, 'content-type': Buffer.isBuffer(body) ? 'application/octet-stream' : 'application/json' },
+      method,
+      dispatcher: agent,
+      headers: { authorization: `Bearer ${secret}`, 'content-type': Buffer.isBuffer(body) ? 'application/octet-stream' : 'application/json' },
       ...(body === undefined ? {} : { body: Buffer.isBuffer(body) ? body : JSON.stringify(body) }),
     })
     await res.body.dump()

@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { launchChromium } from '../test/ui/browser.js'
 import { append, seedLong, user } from '../test/ui/seed.js'
 import { startOurServer } from './lib/processes.js'
-import { fmt, int, median, percentileSorted, table, verdict } from './lib/stats.js'
+import { fmt, int, median, table, verdict } from './lib/stats.js'
 
 const ENTRIES = 10_000
 const OPEN_TARGET_MS = 2000

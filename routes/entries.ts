@@ -60,7 +60,9 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
 
   app.post('/:id/entries', { schema: AppendEntries, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
     const { result, etag, replayed } = await req.tenant.registry.append(req.params.id, req.body, {
-      ifMatch: req.headers['if-match'], idempotencyKey: req.headers['idempotency-key'], blobs: req.query.blobs,
+      ifMatch: req.headers['if-match'],
+      idempotencyKey: req.headers['idempotency-key'],
+      blobs: req.query.blobs,
       ...bodyLength(req.headers['content-length']),
     })
     if (replayed) reply.header('idempotent-replayed', 'true')

@@ -69,7 +69,7 @@ export const DeleteToken = {
   operationId: 'deleteToken',
   tags: ['tokens'],
   summary: 'Revoke a token of the caller\'s tenant',
-  description: "A token of another tenant is not found (404). The server stops accepting it at once.",
+  description: 'A token of another tenant is not found (404). The server stops accepting it at once.',
   params: Type.Object({ id: Type.String({ description: 'The token id' }) }),
   response: {
     204: { description: 'Revoked', type: 'null' },

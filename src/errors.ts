@@ -184,6 +184,7 @@ export const Problem = Type.Object({
   code: Type.String({ pattern: '^SS_[A-Z0-9_]+$', description: 'Stable machine-readable code' }),
   detail: Type.Optional(Type.String({ description: 'Human-readable explanation; never sent for 5xx' })),
 }, { $id: 'Problem', additionalProperties: false })
+// eslint-disable-next-line @typescript-eslint/no-redeclare -- the schema and its static type share one name
 export type Problem = Static<typeof Problem>
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'

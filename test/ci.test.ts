@@ -1,6 +1,6 @@
 /**
  * What `.ci/run` does: install from the lock file, typecheck every TypeScript file of the
- * repository (`tsc --noEmit` over tsconfig.json), and only then run the tests.
+ * repository (`tsc --noEmit` over tsconfig.json), lint it, and only then run the tests.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,11 +10,19 @@ const ROOT = join(import.meta.dirname, '..')
 const read = (file: string): string => readFileSync(join(ROOT, file), 'utf8')
 
 describe('.ci/run', () => {
-  it('runs npm ci, then the typecheck, then the tests, and stops at the first failure', () => {
+  it('runs npm ci, then the typecheck, then the linter, then the tests, and stops at the first failure', () => {
     const lines = read('.ci/run').split('\n').map((l) => l.trim()).filter((l) => l !== '' && !l.startsWith('#'))
     expect(lines).toContain('set -euo pipefail')
     const commands = lines.filter((l) => l.startsWith('npm '))
-    expect(commands).toEqual(['npm ci --no-audit --no-fund', 'npm run typecheck', 'npm test'])
+    expect(commands).toEqual(['npm ci --no-audit --no-fund', 'npm run typecheck', 'npm run lint', 'npm test'])
+  })
+
+  it('lints the whole repository with ESLint (neostandard), generated files aside', () => {
+    const pkg = JSON.parse(read('package.json')) as { scripts: Record<string, string> }
+    expect(pkg.scripts.lint).toBe('eslint .')
+    const config = read('eslint.config.js')
+    expect(config).toContain("import neostandard from 'neostandard'")
+    expect(config).toContain("'test/contract/openapi-types.d.ts'")
   })
 
   it('typechecks src, routes, test, bench and scripts without emitting', () => {

@@ -58,7 +58,8 @@ function contentBlock (block, ctx) {
 
 function toolCall (block, ctx) {
   const result = ctx?.results?.get(block.id)
-  const status = result === undefined ? h('span', { class: 'tag pending' }, 'no result yet')
+  const status = result === undefined
+    ? h('span', { class: 'tag pending' }, 'no result yet')
     : result.message.isError === true ? h('span', { class: 'tag error' }, 'error') : h('span', { class: 'tag ok' }, 'done')
   return h('details', { class: 'fold tool', dataset: { toolCall: block.id ?? '' } },
     h('summary', {}, h('span', { class: 'tag tool' }, block.name ?? 'tool'), ' ', h('code', { class: 'args' }, argsLine(block.arguments)), ' ', status),

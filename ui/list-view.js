@@ -34,7 +34,7 @@ export class ListView {
       'session-created': upsert,
       'session-updated': upsert,
       'session-deleted': (info) => { this.sessions.delete(info.id); this.renderSoon() },
-      reset: () => void this.#load(),
+      reset: () => { void this.#load() },
     }, {
       probe: () => api('/v1/sessions?limit=1'),
       onRefused: (err) => this.#failed(err),

@@ -96,7 +96,7 @@ export class SessionView {
       leaf: ({ leafId }) => { this.pending.push({ leafMove: leafId }); this.applySoon() },
       session: (session) => { this.session = session; this.#head() },
       deleted: () => this.#deleted(),
-    }, { probe: () => api(this.path), onRefused: (err) => this.#failed(err), onOpen: () => void this.#resync() })
+    }, { probe: () => api(this.path), onRefused: (err) => this.#failed(err), onOpen: () => { void this.#resync() } })
     this.main.dataset.ready = 'true'
     performance.mark('session-ready') // read by bench/ui-open.ts
   }
@@ -165,7 +165,7 @@ export class SessionView {
       ? h('span', { class: 'following' }, 'Following the session leaf')
       : [h('span', {}, 'Viewing another branch: ', h('code', {}, this.chosen)),
           h('button', { type: 'button', onClick: () => this.choose(null) }, 'Back to the session leaf'),
-          h('button', { type: 'button', class: 'primary move-leaf', onClick: () => void this.#moveLeaf(), disabled: this.chosen === leaf }, 'Make it the session leaf')])
+          h('button', { type: 'button', class: 'primary move-leaf', onClick: () => { void this.#moveLeaf() }, disabled: this.chosen === leaf }, 'Make it the session leaf')])
   }
 
   /** Views the branch ending at `id` (null: follow the session's leaf). */

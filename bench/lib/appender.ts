@@ -43,7 +43,9 @@ export async function appendAtRate (options: PaceOptions): Promise<PaceResult> {
   const send = async (): Promise<void> => {
     try {
       const res = await pool.request({
-        method: 'POST', path: options.path, headers: { 'content-type': 'application/json' },
+        method: 'POST',
+        path: options.path,
+        headers: { 'content-type': 'application/json' },
         body: messageBody(options.bytes ?? 1024, `sent=${Date.now()};`),
       })
       const text = await res.body.text()

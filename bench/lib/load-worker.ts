@@ -22,8 +22,14 @@ const body = Buffer.from(JSON.stringify(context))
 const t3 = performance.now()
 process.stdout.write(JSON.stringify({
   load: {
-    entries: m.entryCount(), messages: context.messages.length, bodyBytes: body.length,
-    openMs: t1 - t0, contextMs: t2 - t1, serializeMs: t3 - t2, peakBefore: before, peakAfter: peak(),
+    entries: m.entryCount(),
+    messages: context.messages.length,
+    bodyBytes: body.length,
+    openMs: t1 - t0,
+    contextMs: t2 - t1,
+    serializeMs: t3 - t2,
+    peakBefore: before,
+    peakAfter: peak(),
   },
 }) + '\n')
 await m.close()

@@ -96,7 +96,12 @@ export class Tenants {
     const root = tenantRoot(dataDir, name)
     const blobs = storageKind === 'disk' ? new FileBlobStore(join(root, 'blobs')) : new MemoryBlobStore()
     const registry = createRegistry({
-      dataDir: root, storage, blobs, logger, maxOpenSessions, streams: defaultTenant.registry.streamOptions,
+      dataDir: root,
+      storage,
+      blobs,
+      logger,
+      maxOpenSessions,
+      streams: defaultTenant.registry.streamOptions,
       limits: defaultTenant.registry.limits,
     })
     logger?.info({ tenant: name }, 'tenant opened')

@@ -3,8 +3,10 @@
  * and serialize with. Type-only imports: nothing of the server is loaded at run time.
  */
 import type { Static, TObject } from '@sinclair/typebox'
-import type { BlobsQuery, SessionContext as ContextSchema, AppendEntries, BranchSummary,
-  GetEntries, GetTree, PutLeaf, TreeNode as TreeNodeSchema } from '../../routes/entries.schema.js'
+import type {
+  BlobsQuery, SessionContext as ContextSchema, AppendEntries, BranchSummary,
+  GetEntries, GetTree, PutLeaf, TreeNode as TreeNodeSchema
+} from '../../routes/entries.schema.js'
 import type { OtherEntry as EntrySchema } from '../../routes/entry-types.schema.js'
 import type { PostBlob } from '../../routes/blobs.schema.js'
 import type {

@@ -64,7 +64,8 @@ function sum (name: string): number {
 }
 
 function liveGauge (name: string, help: string): void {
-  new Gauge({ name, help, registers: [metricsRegistry], collect () { this.set(sum(name)) } })
+  // Registered on construction: the registry keeps it.
+  void new Gauge({ name, help, registers: [metricsRegistry], collect () { this.set(sum(name)) } })
 }
 
 liveGauge('ss_open_streams', 'Live SSE streams open on this instance')

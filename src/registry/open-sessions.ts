@@ -53,6 +53,7 @@ export class OpenSessions {
     if (this.#slots.get(slot.id) === slot) this.#bytes += bytes
     this.evictIfNeeded()
   }
+
   peek (id: string): OpenSession | undefined { return this.#slots.get(id) }
   values (): IterableIterator<OpenSession> { return this.#slots.values() }
 

@@ -65,6 +65,7 @@ export class SessionRegistry {
   rename (id: string, title: string, ifMatch?: string, charge?: (bytes: number) => void): Promise<SessionView> {
     return sessions.rename(this.#core, id, title, ifMatch, charge)
   }
+
   move (id: string, cwd: string, ifMatch?: string): Promise<SessionView> { return sessions.move(this.#core, id, cwd, ifMatch) }
   fork (id: string, leafId?: string, ifMatch?: string): Promise<SessionView> { return sessions.fork(this.#core, id, leafId, ifMatch) }
   import (jsonl: string, options: { newId?: boolean } = {}): Promise<SessionView> {

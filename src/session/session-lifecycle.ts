@@ -155,4 +155,3 @@ export async function moveTo (m: SessionManager, newCwd: string): Promise<void> 
   await m.queue.rewrite(target, m.state.records)
   await m.breadcrumb()
 }
-

@@ -180,7 +180,10 @@ describe('load shedding (MAX_EVENT_LOOP_DELAY_MS)', () => {
       expect(shed?.statusCode).toBe(503)
       expect(shed?.headers['retry-after']).toBe('2')
       expect(shed?.json()).toEqual({
-        type: 'about:blank', title: 'Service Unavailable', status: 503, code: 'SS_OVERLOADED',
+        type: 'about:blank',
+        title: 'Service Unavailable',
+        status: 503,
+        code: 'SS_OVERLOADED',
         detail: 'The server is overloaded; retry after the time in Retry-After',
       })
       expect((await get(app, '/healthz')).statusCode).toBe(200)

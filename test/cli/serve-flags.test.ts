@@ -29,8 +29,14 @@ describe('serve flags for access and limits', () => {
     const env = Object.fromEntries(FLAGS.map(([, variable]) => [variable, '']))
     const config = serveConfig({ ...values, host: '0.0.0.0' }, { ...env, RATE_LIMIT_MAX: '99' }, '/srv')
     expect(config).toMatchObject({
-      host: '0.0.0.0', authTokensFile: '/srv/tokens.json', rateLimitMax: 7, rateLimitWindowMs: 1000,
-      maxSsePerToken: 3, maxBatchEntries: 10, maxEventLoopDelayMs: 250, corsOrigins: ['https://app.example'],
+      host: '0.0.0.0',
+      authTokensFile: '/srv/tokens.json',
+      rateLimitMax: 7,
+      rateLimitWindowMs: 1000,
+      maxSsePerToken: 3,
+      maxBatchEntries: 10,
+      maxEventLoopDelayMs: 250,
+      corsOrigins: ['https://app.example'],
     })
   })
 

@@ -94,7 +94,7 @@ describe('token usage errors (exit 2)', () => {
     [['token', 'mint', '--file', 'f'], "token: unknown action 'mint'"],
     [['token', 'create', '--scopes', 'read', '--file', 'f'], 'token create: missing --tenant <name>'],
     [['token', 'create', '--tenant', 'acme', '--file', 'f'], 'token create: missing --scopes'],
-    [['token', 'create', '--tenant', 'Acme!', '--scopes', 'read', '--file', 'f'], "--tenant: expected lowercase letters"],
+    [['token', 'create', '--tenant', 'Acme!', '--scopes', 'read', '--file', 'f'], '--tenant: expected lowercase letters'],
     [['token', 'create', '--tenant', 'acme', '--scopes', 'read,root', '--file', 'f'], "--scopes: expected a comma-separated list of read, write, admin, got 'read,root'"],
     [['token', 'create', '--tenant', 'acme', '--scopes', 'read', '--expires', 'soon', '--file', 'f'], "--expires: expected an ISO 8601 date, got 'soon'"],
     [['token', 'create', '--tenant', 'acme', '--scopes', 'read', '--expires', '2001-01-01', '--file', 'f'], '--expires: 2001-01-01 is in the past'],

@@ -117,7 +117,7 @@ describe('reconnecting global stream', () => {
     const info = (id: string): string => JSON.stringify({ id, cwd: '/c', created: 'x', modified: 'x', messageCount: 0, firstMessage: '', entryCount: 0 })
     await scripted((_req, res, attempt) => {
       if (attempt === 1) complete(res, `retry: 10\n\nevent: session-created\nid: b-1\ndata: ${info('a')}\n\nevent: other\ndata: {}\n\n`)
-      else if (attempt === 2) complete(res, `event: reset\nid: b-7\ndata: {}\n\n`)
+      else if (attempt === 2) complete(res, 'event: reset\nid: b-7\ndata: {}\n\n')
       else stream(res, `event: session-deleted\nid: b-8\ndata: ${info('a')}\n\n`)
     })
     const controller = new AbortController()

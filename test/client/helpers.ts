@@ -51,8 +51,13 @@ export function user (text = 'hi'): AgentMessage {
 
 export function assistant (text = 'ok'): AgentMessage {
   return {
-    role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test',
-    usage: { input: 1, output: 1 }, stopReason: 'stop', timestamp: 1_773_500_000_001,
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    provider: 'anthropic',
+    model: 'claude-test',
+    usage: { input: 1, output: 1 },
+    stopReason: 'stop',
+    timestamp: 1_773_500_000_001,
   }
 }
 

@@ -89,10 +89,10 @@ describe('subscribe', () => {
     const client = clientOf(server.baseUrl)
     const id = (await client.createSession({ cwd: '/work/s' })).header.id
     await appendCustom(client, id, 3)
-    for await (const event of client.subscribe(id)) {
-      expect(event).toMatchObject({ type: 'entry', seq: 1 })
-      break
-    }
+    const events = client.subscribe(id)[Symbol.asyncIterator]()
+    const first = await events.next()
+    await events.return?.()
+    expect(first.value).toMatchObject({ type: 'entry', seq: 1 })
     const controller = new AbortController()
     const sub = collect(client.subscribe(id, { signal: controller.signal }))
     await until(() => sub.seqs().length === 3)

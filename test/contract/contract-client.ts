@@ -25,7 +25,10 @@ function checker (coverage: Coverage): Middleware {
   return {
     async onResponse ({ request, response, schemaPath }) {
       const observed: ObservedResponse = {
-        method: request.method, path: schemaPath, status: response.status, headers: response.headers,
+        method: request.method,
+        path: schemaPath,
+        status: response.status,
+        headers: response.headers,
         body: await bodyOf(response, request.method),
       }
       coverage.record(observed)

@@ -16,7 +16,10 @@ const HEADER = JSON.stringify({ type: 'session', version: 3, id: 'deep', timesta
 const userAt = (depth: number): string => `{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"hi","meta":${deep(depth)}}],"timestamp":1}}`
 const USER = userAt(DEPTH)
 const ASSISTANT = JSON.stringify({
-  type: 'message', id: 'a1', parentId: 'u1', timestamp: '2026-01-01T00:00:02.000Z',
+  type: 'message',
+  id: 'a1',
+  parentId: 'u1',
+  timestamp: '2026-01-01T00:00:02.000Z',
   message: { role: 'assistant', content: [{ type: 'text', text: 'ok' }], provider: 'p', model: 'm', timestamp: 2 },
 })
 

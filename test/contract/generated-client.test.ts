@@ -31,7 +31,8 @@ type RoundTrip = (baseUrl: string, bytes: Uint8Array, hash: string) => Promise<{
 async function cli (bin: string, args: string[]): Promise<{ code: number, out: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, [root(bin), ...args], {
-      cwd: root(''), env: { ...process.env, NO_COLOR: '1', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      cwd: root(''),
+      env: { ...process.env, NO_COLOR: '1', REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
       maxBuffer: 16 * 1024 * 1024,
     })
     return { code: 0, out: stdout + stderr }

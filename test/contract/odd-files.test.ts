@@ -21,7 +21,9 @@ const RECORDS = [
 describe('a session from an odd file', () => {
   beforeAll(async () => {
     const res = await app.inject({
-      method: 'POST', url: '/v1/sessions/import', headers: { 'content-type': 'application/x-ndjson' },
+      method: 'POST',
+      url: '/v1/sessions/import',
+      headers: { 'content-type': 'application/x-ndjson' },
       payload: RECORDS.map((r) => JSON.stringify(r)).join('\n') + '\n',
     })
     expect(res.statusCode, res.body).toBe(201)

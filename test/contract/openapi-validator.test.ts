@@ -6,8 +6,13 @@ import { describe, expect, it } from 'vitest'
 import { documentedOperations, documentedStatuses, responseProblems, type ObservedResponse } from './openapi-validator.js'
 
 const SESSION = {
-  header: { type: 'session', id: 's1' }, leafId: null, entryCount: 0, messageCount: 0,
-  persisted: false, modified: '2026-01-01T00:00:00.000Z', etag: '"e"',
+  header: { type: 'session', id: 's1' },
+  leafId: null,
+  entryCount: 0,
+  messageCount: 0,
+  persisted: false,
+  modified: '2026-01-01T00:00:00.000Z',
+  etag: '"e"',
 }
 const PROBLEM = { type: 'about:blank', title: 'Not Found', status: 404, code: 'SS_SESSION_NOT_FOUND' }
 

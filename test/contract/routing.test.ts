@@ -29,7 +29,10 @@ describe('methods and paths', () => {
       expect(res.headers.allow, `${method} ${url}`).toBe(allow)
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
       expect(res.json()).toEqual({
-        type: 'about:blank', title: 'Method Not Allowed', status: 405, code: 'SS_METHOD_NOT_ALLOWED',
+        type: 'about:blank',
+        title: 'Method Not Allowed',
+        status: 405,
+        code: 'SS_METHOD_NOT_ALLOWED',
         detail: `Method ${method} is not allowed for ${url}`,
       })
     }

@@ -29,7 +29,7 @@ async function smoke (env: Record<string, string>): Promise<{ code: number | nul
 function dockerfile (cmd: string[] | string): string {
   const path = join(temp, `Dockerfile.${Math.random().toString(36).slice(2)}`)
   const form = typeof cmd === 'string' ? cmd : JSON.stringify(cmd)
-  writeFileSync(path, `FROM node:20-slim\nENV HOST=127.0.0.1 PORT=8787 DATA_DIR=/data\n` +
+  writeFileSync(path, 'FROM node:20-slim\nENV HOST=127.0.0.1 PORT=8787 DATA_DIR=/data\n' +
     `HEALTHCHECK CMD ["node", "-e", "process.exit(0)"]\nENTRYPOINT ["node"]\nCMD ${form}\n`)
   return path
 }

@@ -25,7 +25,11 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
     dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
   })
   const app = await buildApp({
-    config, storage, blobs, registry, logger: overrides.logger ?? false,
+    config,
+    storage,
+    blobs,
+    registry,
+    logger: overrides.logger ?? false,
     ...(overrides.tokens === undefined ? {} : { tokens: overrides.tokens }),
     ...(overrides.tenants === undefined ? {} : { tenants: overrides.tenants }),
   })

@@ -18,7 +18,10 @@ describe('a database outage', () => {
     expect(res.headers['retry-after']).toBe('2')
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
     expect(res.json()).toEqual({
-      type: 'about:blank', title: 'Service Unavailable', status: 503, code: 'SS_DATABASE_UNAVAILABLE',
+      type: 'about:blank',
+      title: 'Service Unavailable',
+      status: 503,
+      code: 'SS_DATABASE_UNAVAILABLE',
       detail: 'The database is unavailable; retry after the time in Retry-After',
     })
     expect(res.body).not.toContain('ECONNREFUSED')

@@ -86,7 +86,8 @@ describe('path handling', () => {
     const id = dotted.json().header?.id as string | undefined
     if (dotted.statusCode === 201) {
       const saved = await app.inject({
-        method: 'POST', url: `/v1/sessions/${id as string}/entries`,
+        method: 'POST',
+        url: `/v1/sessions/${id as string}/entries`,
         payload: { entries: [{ type: 'message', message: { role: 'user', content: 'u', timestamp: 1 } }, { type: 'message', message: { role: 'assistant', content: [], provider: 'p', model: 'm', timestamp: 2 } }] },
       })
       expect(saved.json().persisted).toBe(true)

@@ -128,7 +128,10 @@ describe('problem+json errors', () => {
     const res = await app.inject({ method: 'POST', url: '/probe/echo', payload: { n: 1, extra: true } })
     expect(res.statusCode).toBe(400)
     expect(res.json()).toEqual({
-      type: 'about:blank', title: 'Bad Request', status: 400, code: 'SS_VALIDATION',
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      code: 'SS_VALIDATION',
       detail: 'body must NOT have additional properties',
     })
   })

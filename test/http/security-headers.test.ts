@@ -62,7 +62,8 @@ describe('CORS', () => {
   it('answers preflights for listed origins with the allowed methods and headers', async () => {
     const a = await app([ORIGIN])
     const res = await a.inject({
-      method: 'OPTIONS', url: '/v1/sessions/x/entries',
+      method: 'OPTIONS',
+      url: '/v1/sessions/x/entries',
       headers: { origin: ORIGIN, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,idempotency-key' },
     })
     expect(res.statusCode).toBe(204)

@@ -14,8 +14,13 @@ export function user (text = 'hi'): Json {
 
 export function assistant (text = 'ok'): Json {
   return {
-    role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test',
-    usage: { input: 1, output: 1 }, stopReason: 'stop', timestamp: Date.now(),
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    provider: 'anthropic',
+    model: 'claude-test',
+    usage: { input: 1, output: 1 },
+    stopReason: 'stop',
+    timestamp: Date.now(),
   }
 }
 

@@ -26,7 +26,6 @@ beforeEach(async () => {
 })
 afterEach(async () => { await app.close() })
 
-
 describe('PATCH /v1/sessions/{id}', () => {
   it('sets the title and changes the etag', async () => {
     const { session } = await persistedSession(app)

@@ -23,7 +23,6 @@ beforeEach(async () => {
 })
 afterEach(async () => { await app.close() })
 
-
 describe('POST /v1/sessions', () => {
   it('creates a deferred session: 201, Location, ETag, Session body', async () => {
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/work/p', title: 'T', parentSession: 'x' } })
@@ -82,8 +81,13 @@ describe('GET /v1/sessions', () => {
     const { sessions, nextCursor } = res.json<{ sessions: SessionInfoView[], nextCursor: string | null }>()
     expect(sessions.map((s) => s.id)).toEqual([b.session.header.id, a.session.header.id])
     expect(sessions[0]).toEqual({
-      id: b.session.header.id, cwd: '/b', created: b.session.header.timestamp, modified: expect.any(String),
-      messageCount: 2, firstMessage: 'hello', entryCount: 2,
+      id: b.session.header.id,
+      cwd: '/b',
+      created: b.session.header.timestamp,
+      modified: expect.any(String),
+      messageCount: 2,
+      firstMessage: 'hello',
+      entryCount: 2,
     })
     expect(nextCursor).toBeNull()
   })

@@ -10,8 +10,13 @@ import { SseConnection, type WakeReason } from '../../src/http/sse.js'
 /** A connection over a stand-in response that accepts every write. */
 function connection (): SseConnection {
   const raw = Object.assign(new EventEmitter(), {
-    writableNeedDrain: false, writableLength: 0,
-    writeHead () {}, flushHeaders () {}, write () { return true }, end () {}, destroy () {},
+    writableNeedDrain: false,
+    writableLength: 0,
+    writeHead () {},
+    flushHeaders () {},
+    write () { return true },
+    end () {},
+    destroy () {},
   })
   const reply = { raw, hijack () {}, getHeaders: () => ({}), log: { info () {} } } as unknown as FastifyReply
   const req = { raw: { socket: { destroyed: false } } } as unknown as FastifyRequest

@@ -121,8 +121,14 @@ describe('running out of file descriptors', () => {
     const child = spawn('prlimit', ['--nofile=256', process.execPath, '--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
       cwd: ROOT,
       env: {
-        ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', STORAGE: 'memory', AUTH_TOKENS_FILE: fx.path,
-        MAX_CONNECTIONS: '0', MAX_CONNECTIONS_PER_CLIENT: '0',
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        STORAGE: 'memory',
+        AUTH_TOKENS_FILE: fx.path,
+        MAX_CONNECTIONS: '0',
+        MAX_CONNECTIONS_PER_CLIENT: '0',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     })

@@ -86,7 +86,10 @@ describe('open-session cache byte budget (MAX_OPEN_SESSION_BYTES)', () => {
   it('evicts saved sessions once their bytes exceed the budget, even under the count limit', async () => {
     const storage = new MemorySessionStorage()
     const registry = createRegistry({
-      dataDir: '/ss-budget', storage, blobs: new MemoryBlobStore(), maxOpenSessions: 1000,
+      dataDir: '/ss-budget',
+      storage,
+      blobs: new MemoryBlobStore(),
+      maxOpenSessions: 1000,
       limits: { maxOpenSessionBytes: 100 * 1024 },
     })
     const text = 'y'.repeat(30 * 1024)

@@ -104,8 +104,13 @@ describe('externalization on write (SPEC.md §9.3, §9.4)', () => {
     const m = await create()
     m.appendMessage(user())
     const t = m.appendMessage({
-      role: 'toolResult', toolCallId: 'c1', toolName: 'screenshot', content: [{ type: 'text', text: 'taken' }],
-      details: { x: { content: [{ type: 'image', mimeType: 'image/png', data: big }] } }, isError: false, timestamp: 1,
+      role: 'toolResult',
+      toolCallId: 'c1',
+      toolName: 'screenshot',
+      content: [{ type: 'text', text: 'taken' }],
+      details: { x: { content: [{ type: 'image', mimeType: 'image/png', data: big }] } },
+      isError: false,
+      timestamp: 1,
     })
     m.appendMessage(assistant())
     await m.close()

@@ -32,7 +32,10 @@ describe('entry ids of a SessionManager (SPEC.md §3.2)', () => {
     const fill = vi.spyOn(crypto, 'randomFillSync')
     fill.mockImplementation(((buffer: Buffer) => { refills++; return real(buffer) }) as unknown as typeof crypto.randomFillSync)
     // Use up the pool to its end, so that the next id is the first draw of a fresh pool.
-    while (refills === 0) pooledRandomBytes(4)
+    for (let drawn = 0; drawn <= POOL_BYTES; drawn += 4) {
+      pooledRandomBytes(4)
+      if (refills > 0) break
+    }
     for (let i = 4; i < POOL_BYTES; i += 4) pooledRandomBytes(4)
     expect(refills).toBe(1)
     // The fresh pool: the existing id 100 times over, then real random bytes.

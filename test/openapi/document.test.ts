@@ -14,7 +14,7 @@ import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { className, collidingNames, unionBodies } from './generated-names.js'
 
-type Json = Record<string, any> // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>
 
 const document: Json = JSON.parse(readFileSync(new URL('../../openapi/openapi.json', import.meta.url), 'utf8'))
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options']

@@ -62,7 +62,7 @@ describe('Mutex', () => {
   it('keeps FIFO order when the first holder takes the free lock without waiting', async () => {
     const mutex = new Mutex()
     const order: string[] = []
-    const slow = mutex.run(async () => { await new Promise((r) => setTimeout(r, 5)); order.push('1') })
+    const slow = mutex.run(async () => { await new Promise((resolve) => setTimeout(resolve, 5)); order.push('1') })
     const two = mutex.run(() => { order.push('2') })
     const three = mutex.run(async () => { order.push('3') })
     await Promise.all([slow, two, three])
@@ -76,7 +76,7 @@ describe('Mutex', () => {
     const mutex = new Mutex()
     expect(mutex.runSync(() => 'now')).toBe('now')
     const order: string[] = []
-    const held = mutex.run(async () => { await new Promise((r) => setTimeout(r, 5)); order.push('holder') })
+    const held = mutex.run(async () => { await new Promise((resolve) => setTimeout(resolve, 5)); order.push('holder') })
     const queued = mutex.runSync(() => { order.push('sync'); return 'later' })
     expect(queued).toBeInstanceOf(Promise)
     expect(order).toEqual([])

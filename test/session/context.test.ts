@@ -52,8 +52,13 @@ describe('basics', () => {
     withUser.timestamp = '2026-03-14T15:04:07.123Z'
     const [m] = buildSessionContext([withUser]).messages
     expect(m).toStrictEqual({
-      role: 'custom', customType: 'todo', content: 'Open todos', display: false, details: { a: 1 },
-      attribution: 'user', timestamp: 1773500647123,
+      role: 'custom',
+      customType: 'todo',
+      content: 'Open todos',
+      display: false,
+      details: { a: 1 },
+      attribution: 'user',
+      timestamp: 1773500647123,
     })
     const plain = entry('custom_message', 'c2', null, { customType: 't', content: [{ type: 'text', text: 'x' }], display: true })
     const [p] = buildSessionContext([plain]).messages
@@ -182,8 +187,12 @@ describe('§12.60 worked examples of §7.4', () => {
     const ctx = buildSessionContext(list)
     expect(describeMessages(ctx.messages, list)).toEqual(['1', '3'])
     expect({ ...ctx, messages: [] }).toStrictEqual({
-      messages: [], thinkingLevel: 'off', models: { default: 'openai/gpt-4o', smol: 'openai/gpt-4o-mini' },
-      injectedTtsrRules: ['r1', 'r2', 'r3'], mode: 'review', modeData: { strict: true },
+      messages: [],
+      thinkingLevel: 'off',
+      models: { default: 'openai/gpt-4o', smol: 'openai/gpt-4o-mini' },
+      injectedTtsrRules: ['r1', 'r2', 'r3'],
+      mode: 'review',
+      modeData: { strict: true },
     })
     const without = chain(user('1', null), ...tail.map((e) => ({ ...e })))
     expect(buildSessionContext(without).models).toStrictEqual({
@@ -251,7 +260,10 @@ describe('deep chains', () => {
     const list: SessionEntryBase[] = []
     for (let i = 0; i < n; i++) {
       list.push({
-        type: 'message', id: `e${i}`, parentId: i === 0 ? null : `e${i - 1}`, timestamp: '2026-03-14T15:00:00.000Z',
+        type: 'message',
+        id: `e${i}`,
+        parentId: i === 0 ? null : `e${i - 1}`,
+        timestamp: '2026-03-14T15:00:00.000Z',
         message: { role: i % 2 === 0 ? 'user' : 'assistant', content: 'x' },
       })
     }

@@ -9,7 +9,7 @@ describe('stringifyIteratively', () => {
   })
 
   it('matches JSON.stringify on what JSON omits or converts', () => {
-    const odd = { a: undefined, b: () => 1, c: [undefined, () => 1, Symbol('s')], d: new Date(0), e: NaN, f: -0, g: { toJSON: (k: string) => `key ${k}` }, h: new String('s'), ['__proto__']: 1 }
+    const odd = { a: undefined, b: () => 1, c: [undefined, () => 1, Symbol('s')], d: new Date(0), e: NaN, f: -0, g: { toJSON: (k: string) => `key ${k}` }, h: Object('s'), ['__proto__']: 1 }
     for (const value of [odd, [], {}, 'x', 1, null, undefined, [odd, [odd]]]) expect(stringifyIteratively(value)).toBe(JSON.stringify(value))
   })
 

@@ -14,7 +14,8 @@ function v1 (...rest: FileRecord[]): FileRecord[] {
 }
 const u = (text: string): FileRecord => ({ type: 'message', timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: text } })
 const a = (text: string): FileRecord => ({
-  type: 'message', timestamp: '2025-01-01T00:00:02.000Z',
+  type: 'message',
+  timestamp: '2025-01-01T00:00:02.000Z',
   message: { role: 'assistant', provider: 'p', model: 'm', content: [{ type: 'text', text }] },
 })
 /** A v1 compaction; with an argument it carries `firstKeptEntryIndex` (even `undefined`). */

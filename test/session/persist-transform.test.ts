@@ -36,7 +36,10 @@ const sha = (b64: string) => createHash('sha256').update(Buffer.from(b64, 'base6
 const imageData = (bytes: number) => randomBytes(bytes).toString('base64')
 const image = (data: string) => ({ type: 'image', data, mimeType: 'image/png' })
 const message = (content: unknown, extra: FileRecord = {}): FileRecord => ({
-  type: 'message', id: 'm1', parentId: null, timestamp: '2026-03-14T15:04:09.412Z',
+  type: 'message',
+  id: 'm1',
+  parentId: null,
+  timestamp: '2026-03-14T15:04:09.412Z',
   message: { role: 'user', content, ...extra },
 })
 
@@ -94,7 +97,10 @@ describe('truncation (§9.2)', () => {
     const line = serializeRecord(stored)
     expect(line).not.toMatch(/partialJson|jsonlEvents/)
     expect(JSON.parse(line)).toEqual({
-      type: 'message', id: 'm1', parentId: null, timestamp: '2026-03-14T15:04:09.412Z',
+      type: 'message',
+      id: 'm1',
+      parentId: null,
+      timestamp: '2026-03-14T15:04:09.412Z',
       message: { role: 'user', content: [{ type: 'toolCall', arguments: { a: 1 } }], details: { deep: [[{ keep: true }]] } },
     })
     expect(record).toEqual(snapshot)
@@ -167,7 +173,13 @@ describe('blob externalization (§9.3)', () => {
     const store = new FakeBlobStore()
     const data = imageData(1500)
     const record: FileRecord = {
-      type: 'custom_message', id: 'cm', parentId: null, timestamp: 't', customType: 'x', content: 'c', display: true,
+      type: 'custom_message',
+      id: 'cm',
+      parentId: null,
+      timestamp: 't',
+      customType: 'x',
+      content: 'c',
+      display: true,
       details: { x: { content: [image(data)] } },
     }
     const stored = await prepareRecordForWrite(record, store)

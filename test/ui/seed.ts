@@ -29,7 +29,12 @@ export const user = (content: unknown) => ({ type: 'message', message: { role: '
 export const assistant = (content: unknown[], usage = { input: 812, output: 57, cost: 0.0026 }) => ({
   type: 'message',
   message: {
-    role: 'assistant', content, provider: 'openai', model: 'gpt-4o', stopReason: 'stop', timestamp: ts(),
+    role: 'assistant',
+    content,
+    provider: 'openai',
+    model: 'gpt-4o',
+    stopReason: 'stop',
+    timestamp: ts(),
     usage: { input: usage.input, output: usage.output, cacheRead: 0, cacheWrite: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: usage.cost } },
   },
 })

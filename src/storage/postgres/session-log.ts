@@ -237,7 +237,7 @@ export class PgSessionLog {
   /** Deletes unsaved sessions untouched for `olderThanMs`; returns how many. */
   async purgeUnsaved (olderThanMs: number): Promise<number> {
     const { rowCount } = await query(this.#pool,
-      "DELETE FROM ss_sessions WHERE unsaved AND modified_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)", [olderThanMs])
+      'DELETE FROM ss_sessions WHERE unsaved AND modified_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)', [olderThanMs])
     return rowCount ?? 0
   }
 

@@ -38,7 +38,7 @@ type Send = (path: string, init: Record<string, unknown>) => Promise<{ response:
 
 /** The status and problem code of the answer. */
 async function send (op: BodyOperation, body: unknown, contentType: string): Promise<{ status: number, code: unknown }> {
-  const call = (ctx.client.request as unknown as (method: string, ...rest: Parameters<Send>) => ReturnType<Send>)
+  const call = ctx.client.request as unknown as (method: string, ...rest: Parameters<Send>) => ReturnType<Send>
   const { response, data, error } = await call(op.method, op.path, { params: { path: PARAMS }, body, parseAs: 'text', ...raw(contentType) })
   // The client hands an error answer over parsed when it is JSON, as text otherwise.
   const answer = error ?? data

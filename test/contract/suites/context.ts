@@ -28,8 +28,13 @@ export const userMessage = (text: string) => ({ type: 'message' as const, messag
 export const assistantMessage = (text: string) => ({
   type: 'message' as const,
   message: {
-    role: 'assistant', content: [{ type: 'text', text }], provider: 'anthropic', model: 'claude-test',
-    usage: { input: 1, output: 1 }, stopReason: 'stop', timestamp: 1,
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    provider: 'anthropic',
+    model: 'claude-test',
+    usage: { input: 1, output: 1 },
+    stopReason: 'stop',
+    timestamp: 1,
   },
 })
 

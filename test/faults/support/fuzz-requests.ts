@@ -208,9 +208,12 @@ export class RequestMaker {
     const type = r.chance(0.8) ? r.pick(ENTRY_TYPES.slice(0, 11)) : r.pick(ENTRY_TYPES)
     const text = this.#text()
     switch (type) {
-      case 'message': return { type, message: r.chance(0.5)
-        ? { role: 'user', content: text, timestamp: Date.now() }
-        : { role: 'assistant', content: [{ type: 'text', text }, ...(r.chance(0.3) ? [this.#image()] : [])], provider: 'p', model: 'm' } }
+      case 'message': return {
+        type,
+        message: r.chance(0.5)
+          ? { role: 'user', content: text, timestamp: Date.now() }
+          : { role: 'assistant', content: [{ type: 'text', text }, ...(r.chance(0.3) ? [this.#image()] : [])], provider: 'p', model: 'm' }
+      }
       case 'custom': return { type, customType: 'fuzz', data: r.pick(this.#pools.json) }
       case 'custom_message': return { type, customType: 'fuzz', content: r.chance(0.5) ? text : [this.#image()], display: r.chance(0.5) }
       case 'label': return { type, targetId: this.#entryId(sid), label: text }
