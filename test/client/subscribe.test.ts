@@ -91,7 +91,7 @@ describe('subscribe', () => {
     await appendCustom(client, id, 3)
     const events = client.subscribe(id)[Symbol.asyncIterator]()
     const first = await events.next()
-    await events.return?.()
+    await events.return?.(undefined)
     expect(first.value).toMatchObject({ type: 'entry', seq: 1 })
     const controller = new AbortController()
     const sub = collect(client.subscribe(id, { signal: controller.signal }))
