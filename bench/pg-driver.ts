@@ -5,12 +5,11 @@
  * commit waits for the WAL flush as an acknowledged append does. Target: 127.0.0.1 only
  * (`BENCH_DATABASE_URL`, default `postgres://postgres@127.0.0.1:5432/postgres`).
  */
-import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import postgres from 'postgres'
+import { withDatabase } from './lib/pg-database.js'
 import { fmt, int, median, table } from './lib/stats.js'
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const LINE = JSON.stringify({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: 'x'.repeat(900) }] } })
 const POOL = 10
 
@@ -136,21 +135,6 @@ export const LOADS: DriverLoad[] = [
     }
   },
 ]
-
-async function withDatabase<T> (fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `ss_bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: ADMIN_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${name}`
-  try {
-    return await fn(url.toString())
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  }
-}
 
 async function freshTables (url: string): Promise<void> {
   const c = new pg.Client({ connectionString: url })

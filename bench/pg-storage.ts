@@ -5,11 +5,9 @@
  * reading a 100k-entry session back from the database. Instances A and B are separate pools,
  * session logs and notifiers in this one process. Target: 127.0.0.1 only (`BENCH_DATABASE_URL`).
  */
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import pg from 'pg'
 import { FileSessionStorage } from '../src/storage/file-session-storage.js'
 import type { SessionStorageWriter } from '../src/storage/types.js'
 import { LiveReader } from '../src/storage/postgres/follower.js'
@@ -17,9 +15,9 @@ import { migrate } from '../src/storage/postgres/migrate.js'
 import { PgNotifier } from '../src/storage/postgres/notifier.js'
 import { createPool } from '../src/storage/postgres/pool.js'
 import { PgSessionLog } from '../src/storage/postgres/session-log.js'
+import { withDatabase } from './lib/pg-database.js'
 import { fmt, int, median, percentileSorted, sleep, table, verdict } from './lib/stats.js'
 
-const ADMIN_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 const LINE = (id: string): string => JSON.stringify({ type: 'message', id, parentId: null, timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: [{ type: 'text', text: 'x'.repeat(900) }] } })
 const HEADER = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/bench' })
 
@@ -78,21 +76,6 @@ async function load (append: (session: string, n: number) => Promise<void>, sess
     while (performance.now() < end) await append(session, done++)
   }))
   return done / seconds
-}
-
-async function withDatabase<T> (fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `ss_bench_${randomBytes(4).toString('hex')}`
-  const admin = new pg.Client({ connectionString: ADMIN_URL })
-  await admin.connect()
-  await admin.query(`CREATE DATABASE ${name}`)
-  const url = new URL(ADMIN_URL)
-  url.pathname = `/${name}`
-  try {
-    return await fn(url.toString())
-  } finally {
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)
-    await admin.end()
-  }
 }
 
 async function appendLoads (url: string, rounds: number, seconds: number): Promise<PgStorageResults['appends']> {

@@ -6,6 +6,7 @@
  * data they show comes from `/v1`, which asks for a token when tokens are on.
  */
 import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import fastifyStatic from '@fastify/static'
 import type { FastifyPluginAsync } from 'fastify'
@@ -25,13 +26,16 @@ export const UI_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-/** The repository's `ui/` folder, found from `routes/` (run from source) or `dist/routes/` (compiled). */
+/**
+ * The repository's `ui/` folder: beside `routes/` when run from source, some levels above a
+ * compiled `routes/` (`dist/routes/`, or a test build under `node_modules/.cache/`).
+ */
 export function uiRoot (): string {
-  // routes/ui.ts runs beside ui/; the build's dist/routes/ui.js two levels below it.
-  const candidates = ['../ui/', '../../ui/'].map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
-  const dir = candidates.find((d) => existsSync(`${d}index.html`))
-  if (dir === undefined) throw new Error(`the dashboard files are missing: no index.html in ${candidates.join(' or ')}`)
-  return dir
+  const start = dirname(dirname(fileURLToPath(import.meta.url)))
+  for (let dir = start; ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'ui', 'index.html'))) return join(dir, 'ui')
+    if (dirname(dir) === dir) throw new Error(`the dashboard files are missing: no ui/index.html in ${start} or above`)
+  }
 }
 
 const hidden = { schema: { hide: true }, config: { scope: 'public' as const } }

@@ -33,6 +33,7 @@ function isText (path: string): boolean {
 describe('the repository is self-contained', () => {
   it('tracks its fixtures under test/fixtures', () => {
     expect(TRACKED.filter((p) => p.startsWith('test/fixtures/')).sort()).toEqual([
+      'test/fixtures/API.md',
       'test/fixtures/pi-v1-before-compaction.jsonl',
       'test/fixtures/pi-v1-large-session.jsonl',
     ])

@@ -5,12 +5,13 @@
  * first bytes leave while the rest is being serialized.
  */
 import { Readable } from 'node:stream'
+import { stringifyJson } from '../session/json-text.js'
 
 /** Characters per chunk handed to the socket. */
 const CHUNK_CHARS = 256 * 1024
 
 /**
- * The text of `JSON.stringify(value)`, in pieces: the elements of `value[arrayKey]` are
+ * The text of `JSON.stringify(value)` (depth-safe: `stringifyJson`), in pieces: the elements of `value[arrayKey]` are
  * serialized one by one, every other property whole.
  */
 export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUNK_CHARS): Generator<string> {
@@ -21,7 +22,7 @@ export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUN
       out += `${first ? '' : ','}${JSON.stringify(key)}:[`
       first = false
       for (let i = 0; i < item.length; i++) {
-        out += (i === 0 ? '' : ',') + (JSON.stringify(item[i]) ?? 'null')
+        out += (i === 0 ? '' : ',') + (stringifyJson(item[i]) ?? 'null')
         if (out.length >= chunkChars) {
           yield out
           out = ''
@@ -30,7 +31,7 @@ export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUN
       out += ']'
       continue
     }
-    const json = JSON.stringify(item) as string | undefined
+    const json = stringifyJson(item)
     if (json === undefined) continue // functions, symbols, undefined: left out, as JSON.stringify does
     out += `${first ? '' : ','}${JSON.stringify(key)}:${json}`
     first = false

@@ -146,10 +146,11 @@ describe('the route list', () => {
     const registered = new Set(app.routeAccess.map((r) => `${r.method} ${r.url.replace(/:(\w+)/g, '{$1}')}`))
     const documented = Object.entries(DOCUMENT.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
     expect(documented.filter((op) => !registered.has(op))).toEqual([])
-    // Registered beyond the document: CORS preflights, HEAD twins of GET routes, and the
-    // documentation UI's own files (@fastify/swagger-ui).
+    // Registered beyond the document: CORS preflights, HEAD twins of GET routes, the
+    // documentation UI's own files (@fastify/swagger-ui) and the dashboard's pages.
     expect([...registered].filter((op) => !documented.includes(op) && !/^(OPTIONS|HEAD) /.test(op)).sort()).toEqual([
-      'GET /docs/json', 'GET /docs/static/*', 'GET /docs/static/index.html', 'GET /docs/static/swagger-initializer.js', 'GET /docs/yaml',
+      'GET /', 'GET /docs/json', 'GET /docs/static/*', 'GET /docs/static/index.html', 'GET /docs/static/swagger-initializer.js', 'GET /docs/yaml',
+      'GET /ui', 'GET /ui/*', 'GET /ui/sessions/{id}',
     ])
   })
 

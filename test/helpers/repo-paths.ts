@@ -21,7 +21,7 @@ import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 /** Directories of the operating system, never of a particular checkout. */
 const SYSTEM_ROOTS = ['/bin', '/dev', '/etc', '/lib', '/proc', '/run', '/sbin', '/sys', '/tmp', '/usr', '/var']
 /** Directories of the repository that are made (by npm ci, a build or a run), never tracked. */
-const GENERATED = ['node_modules', 'dist', 'coverage', 'data']
+const GENERATED = ['node_modules', 'dist', 'coverage', 'data', 'test/artifacts']
 
 export interface RepoFile {
   /** Path relative to the repository root, with `/` separators. */

@@ -62,7 +62,7 @@ describe('POST /v1/sessions', () => {
   })
 
   it.each([
-    [{}, 'SS_VALIDATION'], [{ cwd: '' }, 'SS_VALIDATION'], [{ cwd: 'a\nb' }, 'SS_INVALID_ARGUMENT'],
+    [{}, 'SS_VALIDATION'], [{ cwd: '' }, 'SS_VALIDATION'], [{ cwd: 'a\nb' }, 'SS_VALIDATION'],
     [{ cwd: '/w', extra: 1 }, 'SS_VALIDATION'], [{ cwd: 5 }, 'SS_VALIDATION'],
   ])('answers 400 for body %j with %s', async (payload, code) => {
     const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload })
