@@ -2,7 +2,7 @@
 # Smoke test of the image's start-up without a Docker engine: runs the exact start command of
 # docker/Dockerfile (ENTRYPOINT + CMD of the final stage, parsed from the file so the two cannot
 # drift) from a fresh `npm run build`, with the final stage's ENV, in a copy of the image's
-# WORKDIR (package.json, node_modules, dist/), against a temporary DATA_DIR. When the image
+# WORKDIR (package.json, node_modules, dist/, ui/), against a temporary DATA_DIR. When the image
 # names an AUTH_TOKENS_FILE, the file is moved under the temporary DATA_DIR and its first token
 # is created with the image's own `token create` (as README "Docker" says), and the API must
 # answer 401 without it and 200 with it. It waits for GET /readyz to answer 200, runs the
@@ -91,7 +91,7 @@ cleanup () {
 trap cleanup EXIT
 mkdir -p "$DATA_DIR"
 
-# The image's WORKDIR holds package.json, node_modules and dist/ only: run from such a copy, so
+# The image's WORKDIR holds package.json, node_modules, dist/ and ui/ only: run from such a copy, so
 # that a start-up reading anything else of the repository fails here as it would in the image.
 # (node_modules is linked, dev dependencies included; test/docker checks that dist/ imports
 # production dependencies only.)
@@ -99,6 +99,7 @@ APP="$TMP/app"
 mkdir -p "$APP"
 cp "$ROOT/package.json" "$ROOT/package-lock.json" "$APP/"
 if [[ -d "$ROOT/dist" ]]; then cp -R "$ROOT/dist" "$APP/dist"; fi
+cp -R "$ROOT/ui" "$APP/ui"
 ln -s "$ROOT/node_modules" "$APP/node_modules"
 
 # The image's environment, with DATA_DIR on the temp dir and, if asked, another port. A token
