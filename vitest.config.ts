@@ -5,6 +5,9 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // Compiles the server and CLI once per run; process tests run the build (test/setup/build.ts).
     globalSetup: ['test/setup/build.ts'],
+    // Most suites wait on sockets, child processes and fsync rather than the CPU: three workers
+    // keep both cores of a small machine busy.
+    maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
   },

@@ -152,7 +152,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const results = await measureUiOpen()
   const section = uiOpenSection(results)
   const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, Linux, ${new Date().toISOString().slice(0, 10)}`
-  writeFileSync(join(import.meta.dirname, 'RESULTS-ui.md'), `# Dashboard benchmark results\n\nMachine: ${machine} (shared with other work). ` +
+  writeFileSync(join(import.meta.dirname, 'RESULTS-ui.md'), `# Dashboard benchmark results\n\nMachine: ${machine}. ` +
     `Load average (1/5/15 min) at the start ${loadBefore}, at the end ${load()}.\nRun by \`npx tsx bench/ui-open.ts\`; this file holds that run only.\n\n${section}\n`)
   process.stdout.write(`${section}\n`)
 }
