@@ -14,6 +14,7 @@ import { FileBlobStore } from '../../src/blobs/index.js'
 import { loadConfig } from '../../src/config.js'
 import { createRegistry } from '../../src/registry/session-registry.js'
 import { FileSessionStorage } from '../../src/storage/index.js'
+import { OMP_DIR } from '../setup/omp-reader.js'
 
 const run = promisify(execFile)
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -87,7 +88,8 @@ export function agentHome (): AgentHome {
 export async function runReader<T> (reader: ReaderName, request: Json, home: AgentHome): Promise<T> {
   const requestFile = join(home.home, `request-${Math.random().toString(16).slice(2)}.json`)
   writeFileSync(requestFile, JSON.stringify(request))
-  const script = join(READERS, reader === 'omp' ? 'omp-reader.mjs' : 'pi-reader.mjs')
+  // The Bun reader runs from beside its own install (test/setup/omp-reader.ts).
+  const script = reader === 'omp' ? join(OMP_DIR, 'omp-reader.mjs') : join(READERS, 'pi-reader.mjs')
   const [cmd, args] = reader === 'omp' ? [BUN, [script, requestFile]] : [process.execPath, [script, requestFile]]
   const env = { ...process.env, HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir, NO_COLOR: '1' }
   const { stdout } = await run(cmd, args, { cwd: home.home, env, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })
