@@ -2,11 +2,12 @@
  * The app every HTTP test builds: memory storage, memory blobs and the real session registry.
  * Close it with `app.close()`; that also closes the registry.
  */
+import { join } from 'node:path'
 import { buildApp, type App, type AppDeps } from '../../src/app.js'
-import { MemoryBlobStore } from '../../src/blobs/index.js'
+import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import { loadConfig, registryLimits, type Config } from '../../src/config.js'
 import { createRegistry } from '../../src/registry/session-registry.js'
-import { MemorySessionStorage } from '../../src/storage/index.js'
+import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
 
 export interface TestAppOverrides extends Partial<Omit<AppDeps, 'config'>> {
   config?: Partial<Config>
@@ -35,4 +36,9 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
   })
   app.addHook('onClose', async () => { await registry.close() })
   return app
+}
+
+/** The same app on the disk storage under `dataDir` (sessions and blobs written for real). */
+export async function buildDiskTestApp (dataDir: string): Promise<App> {
+  return await buildTestApp({ config: { dataDir, storage: 'disk' }, storage: new FileSessionStorage(), blobs: new FileBlobStore(join(dataDir, 'blobs')) })
 }

@@ -7,11 +7,8 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp, type App } from '../../src/app.js'
-import { FileBlobStore } from '../../src/blobs/index.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
-import { FileSessionStorage } from '../../src/storage/index.js'
-import { testConfig } from '../helpers/app.js'
+import type { App } from '../../src/app.js'
+import { buildDiskTestApp } from '../helpers/app.js'
 
 const ROUNDS = 4
 let app: App
@@ -20,11 +17,7 @@ let dataDir: string
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'ss-concurrent-'))
   dataDir = join(root, 'data')
-  const storage = new FileSessionStorage()
-  const blobs = new FileBlobStore(join(dataDir, 'blobs'))
-  const registry = createRegistry({ dataDir, storage, blobs })
-  app = await buildApp({ config: testConfig({ dataDir, storage: 'disk' }), storage, blobs, registry })
-  app.addHook('onClose', async () => { await registry.close() })
+  app = await buildDiskTestApp(dataDir)
 })
 afterAll(async () => {
   await app.close()

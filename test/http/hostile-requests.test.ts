@@ -8,11 +8,8 @@ import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp, type App } from '../../src/app.js'
-import { FileBlobStore } from '../../src/blobs/index.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
-import { FileSessionStorage } from '../../src/storage/index.js'
-import { testConfig } from '../helpers/app.js'
+import type { App } from '../../src/app.js'
+import { buildDiskTestApp } from '../helpers/app.js'
 
 let app: App
 let root: string
@@ -21,11 +18,7 @@ let port: number
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'ss-hostile-'))
   dataDir = join(root, 'data')
-  const storage = new FileSessionStorage()
-  const blobs = new FileBlobStore(join(dataDir, 'blobs'))
-  const registry = createRegistry({ dataDir, storage, blobs })
-  app = await buildApp({ config: testConfig({ dataDir, storage: 'disk' }), storage, blobs, registry })
-  app.addHook('onClose', async () => { await registry.close() })
+  app = await buildDiskTestApp(dataDir)
   port = Number(new URL(await app.listen({ host: '127.0.0.1', port: 0 })).port)
 })
 afterAll(async () => {

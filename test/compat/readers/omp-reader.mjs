@@ -5,23 +5,10 @@
 import { readFileSync } from 'node:fs'
 import { SessionManager } from '@oh-my-pi/pi-coding-agent/session/session-manager'
 import { FileSessionStorage } from '@oh-my-pi/pi-coding-agent/session/session-storage'
+import { flatTree } from './tree.mjs'
 import { writeEveryKind } from './write-every-kind.mjs'
 
 const request = JSON.parse(readFileSync(process.argv[2], 'utf8'))
-
-/** Flat tree: one node per entry, children as ids in the agent's order. */
-function flatTree (roots) {
-  const nodes = []
-  const stack = [...roots].reverse()
-  while (stack.length > 0) {
-    const node = stack.pop()
-    const item = { id: node.entry.id, children: node.children.map((c) => c.entry.id) }
-    if (node.label !== undefined) item.label = node.label
-    nodes.push(item)
-    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i])
-  }
-  return { roots: roots.map((r) => r.entry.id), nodes }
-}
 
 async function read (file, leaves) {
   const m = await SessionManager.open(file, undefined, new FileSessionStorage())

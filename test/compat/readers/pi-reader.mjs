@@ -3,22 +3,10 @@
 // line on stdout: what that agent sees. Same requests and answers as omp-reader.mjs.
 import { readFileSync } from 'node:fs'
 import { SessionManager } from '@mariozechner/pi-coding-agent'
+import { flatTree } from './tree.mjs'
 import { writeEveryKind } from './write-every-kind.mjs'
 
 const request = JSON.parse(readFileSync(process.argv[2], 'utf8'))
-
-function flatTree (roots) {
-  const nodes = []
-  const stack = [...roots].reverse()
-  while (stack.length > 0) {
-    const node = stack.pop()
-    const item = { id: node.entry.id, children: node.children.map((c) => c.entry.id) }
-    if (node.label !== undefined) item.label = node.label
-    nodes.push(item)
-    for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i])
-  }
-  return { roots: roots.map((r) => r.entry.id), nodes }
-}
 
 let result
 if (request.op === 'read') {
