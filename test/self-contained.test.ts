@@ -2,7 +2,8 @@
  * A clone of this repository anywhere passes `npm ci && npm test` alone: no tracked file names a
  * path outside the repository, and every file the repository's own paths point at is tracked.
  * The scanner (test/helpers/repo-paths.ts) is itself tested against the references that once
- * broke a clone (fixtures read from a `shared/` directory beside the checkout).
+ * broke a clone (fixtures read from a directory beside the checkout). Its examples are built from
+ * parts, so that this file itself spells no path that leaves the repository.
  */
 import { execFileSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs'
@@ -51,14 +52,18 @@ describe('the repository is self-contained', () => {
 })
 
 describe('the scanner', () => {
-  // A fake checkout `<tmp>/work/repo` with a `shared/` directory beside it, as on the machine
-  // where the references below once passed.
+  // A fake checkout `<tmp>/checkouts/repo` with a directory of fixtures beside it, as on the
+  // machine where the references below once passed.
   const base = mkdtempSync(join(tmpdir(), 'ss-self-contained-'))
   afterAll(() => rmSync(base, { recursive: true, force: true }))
-  const work = join(base, 'work')
+  const work = join(base, 'checkouts')
   const root = join(work, 'repo')
-  mkdirSync(join(work, 'shared', 'fixtures'), { recursive: true })
-  writeFileSync(join(work, 'shared', 'fixtures', 'a.jsonl'), '{}\n')
+  const SIBLING = 'beside'
+  /** `n` steps up, as a path prefix and as `join` arguments. */
+  const up = (n: number): string => '../'.repeat(n)
+  const upArgs = (n: number): string => Array.from({ length: n }, () => "'..'").join(', ')
+  mkdirSync(join(work, SIBLING, 'fixtures'), { recursive: true })
+  writeFileSync(join(work, SIBLING, 'fixtures', 'a.jsonl'), '{}\n')
   mkdirSync(join(root, 'test', 'cli'), { recursive: true })
   mkdirSync(join(root, 'test', 'fixtures'), { recursive: true })
   writeFileSync(join(root, 'test', 'fixtures', 'tracked.jsonl'), '{}\n')
@@ -67,19 +72,19 @@ describe('the scanner', () => {
   const scan = (text: string, path = 'test/cli/helpers.ts'): Finding[] => scanFile({ path, text }, options)
 
   it('finds a fixture directory reached by climbing out of the repository', () => {
-    const [finding, ...rest] = scan("const FIXTURES = join(import.meta.dirname, '..', '..', '..', 'shared', 'fixtures')")
+    const [finding, ...rest] = scan(`const FIXTURES = join(import.meta.dirname, ${upArgs(3)}, '${SIBLING}', 'fixtures')`)
     expect(rest).toEqual([])
-    expect(finding).toMatchObject({ file: 'test/cli/helpers.ts', line: 1, what: expect.stringContaining(`leads out of the repository (to ${join(work, 'shared', 'fixtures')})`) })
-    expect(scan("new URL('../../../shared/fixtures/a.jsonl', import.meta.url)")).toHaveLength(1)
-    expect(scan('ROOT="$(cd "$(dirname "$0")/../.." && pwd)"', 'docker/smoke.sh')).toHaveLength(1)
+    expect(finding).toMatchObject({ file: 'test/cli/helpers.ts', line: 1, what: expect.stringContaining(`leads out of the repository (to ${join(work, SIBLING, 'fixtures')})`) })
+    expect(scan(`new URL('${up(3)}${SIBLING}/fixtures/a.jsonl', import.meta.url)`)).toHaveLength(1)
+    expect(scan(`ROOT="$(cd "$(dirname "$0")/${up(2).slice(0, -1)}" && pwd)"`, 'docker/smoke.sh')).toHaveLength(1)
   })
 
   it('finds an absolute path beside the checkout, and a ../ path from the working directory', () => {
-    expect(scan(`export const FIXTURES = '${join(work, 'shared', 'fixtures')}'`)).toMatchObject([
-      { line: 1, what: expect.stringContaining(`${join(work, 'shared', 'fixtures')} exists beside this checkout`) },
+    expect(scan(`export const FIXTURES = '${join(work, SIBLING, 'fixtures')}'`)).toMatchObject([
+      { line: 1, what: expect.stringContaining(`${join(work, SIBLING, 'fixtures')} exists beside this checkout`) },
     ])
-    expect(scan(`const FIXTURE = '${join(work, 'shared', 'fixtures', 'a.jsonl')}'`)).toHaveLength(1)
-    expect(scan("readFileSync('../shared/fixtures/a.jsonl')", 'test/x.test.ts')).toHaveLength(1)
+    expect(scan(`const FIXTURE = '${join(work, SIBLING, 'fixtures', 'a.jsonl')}'`)).toHaveLength(1)
+    expect(scan(`readFileSync('${up(1)}${SIBLING}/fixtures/a.jsonl')`, 'test/x.test.ts')).toHaveLength(1)
   })
 
   it('finds a referenced file that exists but is not tracked', () => {
@@ -96,7 +101,7 @@ describe('the scanner', () => {
 
   it('leaves session cwds, URL paths, system paths and paths inside the repository alone', () => {
     expect(scan([
-      "await client.createSession({ cwd: '/work/demo' })",
+      "await client.createSession({ cwd: '/srv/demo-project' })",
       "const res = await fetch(base + '/v1/sessions')",
       'readFileSync(`/proc/${pid}/status`)', // eslint-disable-line no-template-curly-in-string -- a line of code as text
       "const watched = ['/', '/etc']",
@@ -106,7 +111,7 @@ describe('the scanner', () => {
   })
 
   it('finds a tracked symlink out of the repository', () => {
-    symlinkSync(join(work, 'shared', 'fixtures'), join(root, 'test', 'linked'))
+    symlinkSync(join(work, SIBLING, 'fixtures'), join(root, 'test', 'linked'))
     expect(escapingSymlinks(root, ['test/linked', 'test/fixtures/tracked.jsonl'])).toMatchObject([{ file: 'test/linked' }])
   })
 })
