@@ -83,16 +83,16 @@ export async function getSession (core: RegistryCore, id: string): Promise<Sessi
 
 /**
  * `setSessionName`: rewrites a flushed file atomically; a deferred one carries it to its first
- * flush. The same title again changes nothing and writes nothing. `charge` is told the size of
- * the file a rewrite is about to replace, and may refuse by throwing.
+ * flush. The same title again changes nothing and writes nothing. `charge` is told about how many
+ * bytes the rewrite is about to replace, and may refuse by throwing.
  */
 export async function rename (core: RegistryCore, id: string, title: string, ifMatch?: string, charge?: (bytes: number) => void): Promise<SessionView> {
   return await core.exclusive(id, ifMatch, async (slot) => {
     const { manager } = slot
     if (manager.state.header.title === title && manager.sessionName === title) return core.view(slot)
-    if (charge !== undefined && manager.flushed && manager.sessionFile !== undefined) {
-      charge(core.storage.statSync(manager.sessionFile).size)
-    }
+    // The slot's own byte count (file at load plus appends): no stat on the request path, and
+    // nothing to fail if the file is already gone (the rewrite then answers for itself).
+    if (charge !== undefined && manager.flushed) charge(slot.bytes)
     await slot.manager.setSessionName(title)
     slot.markRewritten()
     core.announceHeader(slot)
