@@ -58,7 +58,8 @@ function outsideReason (path: string, options: ScanOptions): string | undefined 
   const root = resolve(options.root)
   if (inside(root, path)) return undefined
   const found = existingAncestor(resolve(path))
-  if (found === dirname(found)) return undefined
+  // Nothing nearer than the checkout's own parents exists, and those exist wherever it is cloned.
+  if (found === dirname(found) || inside(found, root)) return undefined
   if (strictlyInside(dirname(root), found)) return `${found} exists beside this checkout, not in the repository`
   const system = options.systemRoots ?? SYSTEM_ROOTS
   if (system.some((s) => inside(s, found))) return undefined
