@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import { join } from 'node:path'
 import { closeFd, ensureDirDurable, fsyncFd, openFd, syncDir, writeAll } from '../storage/durable-fs.js'
-import { assertBlobHash, blobRefFor, sha256Hex } from './hash.js'
+import { assertBlobHash, blobRefFor, isBlobHash, sha256Hex } from './hash.js'
 import { HEAD_BYTES } from './reader.js'
 import type { BlobPutResult, BlobReader, BlobStore } from './types.js'
 
@@ -84,6 +84,18 @@ export class FileBlobStore implements BlobStore {
   async has (hash: string): Promise<boolean> {
     assertBlobHash(hash)
     return await this.#isFile(join(this.#dir, hash))
+  }
+
+  /** The names in the directory that are blob hashes (temp files skipped); nothing for a missing directory. */
+  async * list (): AsyncIterable<string> {
+    let dir: fs.Dir
+    try {
+      dir = await fs.promises.opendir(this.#dir)
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return
+      throw err
+    }
+    for await (const entry of dir) if (entry.isFile() && isBlobHash(entry.name)) yield entry.name
   }
 
   async #store (hash: string, bytes: Uint8Array): Promise<BlobPutResult> {

@@ -41,4 +41,9 @@ export class MemoryBlobStore implements BlobStore {
     assertBlobHash(hash)
     return this.#blobs.has(hash)
   }
+
+  /** The stored hashes, in the order they were first put. */
+  async * list (): AsyncIterable<string> {
+    yield * [...this.#blobs.keys()]
+  }
 }

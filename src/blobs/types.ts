@@ -38,4 +38,9 @@ export interface BlobStore {
    * blob in memory. Optional: without it, callers use `get`.
    */
   open?(hash: string): Promise<BlobReader | null>
+  /**
+   * Every stored hash, each once, in no promised order (for copying a whole store). Optional:
+   * a store without it cannot be the source of `session-store migrate --from`.
+   */
+  list?(): AsyncIterable<string>
 }

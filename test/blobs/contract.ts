@@ -104,11 +104,41 @@ export function blobContract (name: string, make: () => Promise<BlobFixture>): v
       expect(await fx.count()).toBe(20)
     })
 
+    it('open gives the size, the first bytes and a stream of the whole blob', async () => {
+      const bytes = Buffer.from(Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251))
+      const { hash } = await store.put(bytes)
+      const reader = await store.open?.(hash)
+      expect(reader?.size).toBe(bytes.length)
+      expect(reader?.head.equals(bytes.subarray(0, 16))).toBe(true)
+      const chunks: Buffer[] = []
+      for await (const chunk of reader?.stream() ?? []) chunks.push(chunk as Buffer)
+      expect(Buffer.concat(chunks).equals(bytes)).toBe(true)
+    })
+
+    it('open is null for an absent blob and streams an empty one as nothing', async () => {
+      expect(await store.open?.(ABC_HASH)).toBeNull()
+      await store.put(new Uint8Array(0))
+      const reader = await store.open?.(EMPTY_HASH)
+      expect(reader?.size).toBe(0)
+      const chunks: Buffer[] = []
+      for await (const chunk of reader?.stream() ?? []) chunks.push(chunk as Buffer)
+      expect(Buffer.concat(chunks).length).toBe(0)
+    })
+
+    it('list yields every stored hash once', async () => {
+      const hashes = await Promise.all(Array.from({ length: 5 }, async (_, i) => (await store.put(Buffer.from(`listed ${i}`))).hash))
+      await store.put(Buffer.from('listed 0'))
+      const listed: string[] = []
+      for await (const hash of store.list?.() ?? []) listed.push(hash)
+      expect(listed.sort()).toEqual(hashes.sort())
+    })
+
     it('get and has reject an invalid hash with INVALID_ARGUMENT without touching the file system', async () => {
       const spies = spyOnFileAccess()
       for (const bad of INVALID_HASHES) {
         await expect(store.get(bad)).rejects.toMatchObject({ code: 'SS_INVALID_ARGUMENT', statusCode: 400 })
         await expect(store.has(bad)).rejects.toMatchObject({ code: 'SS_INVALID_ARGUMENT' })
+        await expect(store.open?.(bad)).rejects.toMatchObject({ code: 'SS_INVALID_ARGUMENT' })
       }
       expect(spies.flatMap((spy) => spy.mock.calls)).toEqual([])
     })
