@@ -26,6 +26,20 @@ export function resolveDataDir (cwd: string, dir: string, mustExist: boolean): s
  * @throws CliError when a live process (a server) holds the lock; `hint` says what to do instead.
  */
 export async function withDataDirLock<T> (dataDir: string, hint: string, fn: () => Promise<T>): Promise<T> {
+  const release = await lockDataDir(dataDir, hint)
+  try {
+    return await fn()
+  } finally {
+    await release()
+  }
+}
+
+/**
+ * Takes `dataDir/.lock` until the returned function is called (or the process exits), for a
+ * command that holds the lock across more than one call.
+ * @throws CliError when a live process (a server) holds the lock; `hint` says what to do instead.
+ */
+export async function lockDataDir (dataDir: string, hint: string): Promise<() => Promise<void>> {
   refuseOwnPid(join(dataDir, '.lock'))
   let lock
   try {
@@ -36,9 +50,7 @@ export async function withDataDirLock<T> (dataDir: string, hint: string, fn: () 
   }
   const releaseOnExit = (): void => { lock.releaseSync() }
   process.once('exit', releaseOnExit)
-  try {
-    return await fn()
-  } finally {
+  return async () => {
     process.off('exit', releaseOnExit)
     await lock.release()
   }

@@ -14,8 +14,9 @@ import { classifyFile } from '../session/session-loader.js'
 import { SessionManager } from '../session/session-manager.js'
 import type { FileRecord } from '../session/types.js'
 import { FileSessionStorage } from '../storage/index.js'
-import { EXIT_FAILURE, EXIT_OK, messageOf, type Command, type Io } from './args.js'
+import { EXIT_FAILURE, EXIT_OK, messageOf, UsageError, type Command, type Io } from './args.js'
 import { resolveDataDir, withDataDirLock } from './data-dir.js'
+import { runStoreMove, wantsStoreMove } from './migrate-store.js'
 import { plural, Reporter } from './progress.js'
 
 /** What the survey found for one file. `rel` is relative to DATA_DIR. */
@@ -25,11 +26,12 @@ type Finding =
 
 interface Counts { total: number, migrate: number, current: number, unsupported: number, skipped: number, failed: number }
 
-/** `migrate <DATA_DIR> [--apply]`. */
+/** `migrate <DATA_DIR> [--apply]`, or `migrate --from <store> --to <store> [--merge]` (migrate-store.ts). */
 export const migrateCommand: Command = {
   name: 'migrate',
-  summary: 'report (or, with --apply, rewrite) session files below version 3',
+  summary: 'upgrade old session files in place, or move a store (--from/--to)',
   help: `Usage: session-store migrate <DATA_DIR> [--apply]
+       session-store migrate --from <DATA_DIR|DATABASE_URL> --to <DATA_DIR|DATABASE_URL> [--merge]
 
 Lists the session files under DATA_DIR/sessions/ whose version is below 3 and says what
 migrating each one changes. Nothing is written unless --apply is given: then each file is
@@ -37,14 +39,31 @@ migrated and rewritten atomically, as loading it into the server would. Holds th
 lock, so it refuses to run while a server uses the directory. Prints a summary with counts;
 exits 1 when a file cannot be migrated (unsupported version, or a failed rewrite).
 
+With --from and --to, copies a whole store into another: every tenant's session files and
+terminal breadcrumbs and every blob, from a DATA_DIR to a PostgreSQL database
+(postgres://…) or back (or DATA_DIR to DATA_DIR). Files are written atomically one at a
+time, then both sides are read again and compared (SHA-256 of every file and blob, counts).
+Progress goes to stderr, a summary to stdout; exits 1 on any difference. A DATA_DIR is
+locked for the run, so no server may use it. The destination must be empty unless --merge
+is given; --merge adds to it and skips what it already holds, but never overwrites a file
+that differs (that is reported as a problem, exit 1). An interrupted move leaves only whole
+files; run it again with --merge to finish.
+
 Options:
-  --apply      rewrite the files (default: dry run, touching nothing)
-  -h, --help   show this help
+  --apply          rewrite the files (default: dry run, touching nothing)
+  --from <store>   the store to copy: a DATA_DIR path or a postgres:// URL
+  --to <store>     the store to copy into (created if missing)
+  --merge          allow a destination that already holds sessions or blobs
+  -h, --help       show this help
 `,
-  options: { apply: { type: 'boolean' } },
-  positionals: [1, 1],
-  async run (values, [dir], io) {
-    const dataDir = resolveDataDir(io.cwd, dir as string, true)
+  options: { apply: { type: 'boolean' }, from: { type: 'string' }, to: { type: 'string' }, merge: { type: 'boolean' } },
+  positionals: [0, 1],
+  async run (values, positionals, io) {
+    if (wantsStoreMove(values)) return await runStoreMove(values, positionals, io)
+    if (values.merge !== undefined) throw new UsageError('migrate: --merge goes with --from and --to')
+    const [dir] = positionals
+    if (dir === undefined) throw new UsageError("migrate: missing argument (see 'session-store migrate --help')")
+    const dataDir = resolveDataDir(io.cwd, dir, true)
     const apply = values.apply === true
     const report = new Reporter(io.stdout, io.stderr)
     const counts = await withDataDirLock(dataDir, 'stop that server first: migrate needs the DATA_DIR to itself', async () => {

@@ -1,0 +1,132 @@
+/**
+ * A whole store as `session-store migrate --from … --to …` sees it: the session files of every
+ * tenant (through a `SessionStorage`, under each tenant's root) and each tenant's `BlobStore`.
+ * `openStore` is the one place that knows how a DATA_DIR and a PostgreSQL database become
+ * such a store; the move itself (store-move.ts) works on the interfaces only.
+ */
+import { join } from 'node:path'
+import type pg from 'pg'
+import { tenantRoot } from '../auth/tenants.js'
+import { DEFAULT_TENANT, TENANT_RE } from '../auth/tokens.js'
+import { FileBlobStore } from '../blobs/index.js'
+import type { BlobStore } from '../blobs/types.js'
+import { FileSessionStorage } from '../storage/index.js'
+import { migrate } from '../storage/postgres/migrate.js'
+import { PgBlobStore } from '../storage/postgres/pg-blob-store.js'
+import { createPool, query } from '../storage/postgres/pool.js'
+import type { SessionStorage } from '../storage/types.js'
+import { CliError } from './args.js'
+import { lockDataDir, resolveDataDir } from './data-dir.js'
+
+/** Where a store lives: a DATA_DIR on this machine or a PostgreSQL database. */
+export type StoreTarget = { kind: 'data-dir', dir: string } | { kind: 'postgres', url: string }
+
+export interface Store {
+  /** For messages: the DATA_DIR path, or the database URL without its password. */
+  label: string
+  storage: SessionStorage
+  /** The root of `tenant` in `storage`'s paths (`sessions/` and `terminal-sessions/` below it). */
+  root(tenant: string): string
+  /** Every tenant that holds anything, the default tenant first. */
+  tenants(): Promise<string[]>
+  blobs(tenant: string): BlobStore
+  /** Releases what opening took (the DATA_DIR lock, the database pool). Idempotent. */
+  close(): Promise<void>
+}
+
+const POSTGRES_URL = /^postgres(ql)?:\/\//i
+
+/** `--from`/`--to` value: a `postgres://` or `postgresql://` URL, else a DATA_DIR path (against `cwd`). */
+export function parseStoreTarget (value: string, cwd: string): StoreTarget {
+  return POSTGRES_URL.test(value) ? { kind: 'postgres', url: value } : { kind: 'data-dir', dir: resolveDataDir(cwd, value, false) }
+}
+
+/** `url` with its password replaced by `***`. */
+export function redactUrl (url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return 'the database URL'
+  }
+}
+
+export interface LayoutOptions {
+  label: string
+  storage: SessionStorage
+  /** The default tenant's root; every other tenant's is `<dataDir>/tenants/<tenant>`. */
+  dataDir: string
+  blobs(tenant: string): BlobStore
+  /** Tenants known besides the directories under `<dataDir>/tenants` (e.g. from blob rows). */
+  moreTenants?: () => Promise<string[]>
+  close?: () => Promise<void>
+}
+
+/** A store laid out as a DATA_DIR is (SPEC.md §2.1, one root per tenant), over any storage. */
+export function layoutStore (options: LayoutOptions): Store {
+  const { storage, dataDir } = options
+  let closed: Promise<void> | undefined
+  return {
+    label: options.label,
+    storage,
+    root: (tenant) => tenantRoot(dataDir, tenant),
+    async tenants () {
+      const names = new Set(storage.listDirsSync(join(dataDir, 'tenants')).map((dir) => dir.slice(dir.lastIndexOf('/') + 1)))
+      for (const name of await options.moreTenants?.() ?? []) names.add(name)
+      names.delete(DEFAULT_TENANT)
+      return [DEFAULT_TENANT, ...[...names].filter((name) => TENANT_RE.test(name)).sort()]
+    },
+    blobs: options.blobs,
+    close: async () => { closed ??= options.close?.() ?? Promise.resolve(); await closed },
+  }
+}
+
+const LOCK_HINT = 'stop that server first: migrate needs the DATA_DIR to itself'
+
+/**
+ * Opens `target` for a move. A DATA_DIR is locked until `close()` (a source must exist; a
+ * destination is created). A database is migrated to the current schema.
+ */
+export async function openStore (target: StoreTarget, role: 'source' | 'destination'): Promise<Store> {
+  if (target.kind === 'data-dir') {
+    const dir = resolveDataDir(target.dir, '.', role === 'source')
+    const release = await lockDataDir(dir, LOCK_HINT)
+    return layoutStore({
+      label: dir,
+      storage: new FileSessionStorage(),
+      dataDir: dir,
+      blobs: (tenant) => new FileBlobStore(join(tenantRoot(dir, tenant), 'blobs')),
+      close: release,
+    })
+  }
+  const label = redactUrl(target.url)
+  const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
+  try {
+    const { storage, dataDir } = openPgSessionStorage(pool)
+    await migrate(pool)
+    return layoutStore({
+      label,
+      storage,
+      dataDir,
+      blobs: (tenant) => new PgBlobStore(pool, tenant),
+      moreTenants: async () => (await query<{ tenant: string }>(pool,
+        'SELECT tenant FROM ss_sessions UNION SELECT tenant FROM ss_blobs')).rows.map((r) => r.tenant),
+      close: async () => { await pool.end() },
+    })
+  } catch (err) {
+    await pool.end()
+    if (err instanceof CliError) throw err
+    throw new CliError(`${label}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+  }
+}
+
+/**
+ * The session files of a PostgreSQL store, as the server with `STORAGE=postgres` sees them:
+ * its `SessionStorage` over `pool` and the root its paths live under. The session files of a
+ * database cannot be read or written by this build yet; blobs can.
+ */
+export function openPgSessionStorage (_pool: pg.Pool): { storage: SessionStorage, dataDir: string } {
+  throw new CliError('session files in PostgreSQL are not available in this build: ' +
+    'migrate --from/--to a database needs its session storage')
+}
