@@ -4,7 +4,7 @@
  * `openStore` is the one place that knows how a DATA_DIR and a PostgreSQL database become
  * such a store; the move itself (store-move.ts) works on the interfaces only.
  */
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import type pg from 'pg'
 import { tenantRoot } from '../auth/tenants.js'
 import { DEFAULT_TENANT, TENANT_RE } from '../auth/tokens.js'
@@ -72,7 +72,7 @@ export function layoutStore (options: LayoutOptions): Store {
     storage,
     root: (tenant) => tenantRoot(dataDir, tenant),
     async tenants () {
-      const names = new Set(storage.listDirsSync(join(dataDir, 'tenants')).map((dir) => dir.slice(dir.lastIndexOf('/') + 1)))
+      const names = new Set(storage.listDirsSync(join(dataDir, 'tenants')).map((dir) => basename(dir)))
       for (const name of await options.moreTenants?.() ?? []) names.add(name)
       names.delete(DEFAULT_TENANT)
       return [DEFAULT_TENANT, ...[...names].filter((name) => TENANT_RE.test(name)).sort()]
