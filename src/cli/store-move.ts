@@ -2,9 +2,10 @@
  * Copies one whole store into another (`session-store migrate --from … --to …`), then proves
  * the copy: every session file and breadcrumb of every tenant (the files below each tenant's
  * `sessions/` and `terminal-sessions/`, names starting with `.` — temp files — left out) and
- * every blob. Files are written atomically (temp, fsync, rename) one at a time, so an
- * interrupted move leaves no partial session file; blobs are put (durable on return) one at a
- * time. Memory holds one session file or one blob at a time.
+ * every blob. Blobs go first, put (durable on return) one at a time; then files, written
+ * atomically (temp, fsync, rename) one at a time, so an interrupted move leaves no partial
+ * session file and none whose blobs are missing. Memory holds one session file or one blob at
+ * a time.
  *
  * Session files are copied byte for byte. A breadcrumb names its session file by path; when
  * that path lies in the source root it is rebased onto the destination root (otherwise it
@@ -59,18 +60,7 @@ export async function moveStore (from: Store, to: Store, options: MoveOptions, r
   const files = new Meter('copying session files', plans.reduce((n, p) => n + p.files.length, 0), report, stderr)
   const blobs = new Meter('copying blobs', plans.reduce((n, p) => n + p.blobs.length, 0), report, stderr)
   const stop = (): boolean => (result.interrupted ||= options.signal.aborted)
-  for (const plan of plans) {
-    for (const rel of plan.files) {
-      if (stop()) return result
-      await step(result, `${plan.tenant}: ${rel}`, async () => {
-        const bytes = await copyFile(from, to, plan.tenant, rel, result)
-        result.files++
-        result.fileBytes += bytes
-        files.add(bytes)
-      })
-    }
-  }
-  files.end()
+  // Blobs first: a session file never lands before the blobs its lines refer to (SPEC.md §9.4).
   for (const plan of plans) {
     const source = from.blobs(plan.tenant)
     const target = to.blobs(plan.tenant)
@@ -85,6 +75,18 @@ export async function moveStore (from: Store, to: Store, options: MoveOptions, r
     }
   }
   blobs.end()
+  for (const plan of plans) {
+    for (const rel of plan.files) {
+      if (stop()) return result
+      await step(result, `${plan.tenant}: ${rel}`, async () => {
+        const bytes = await copyFile(from, to, plan.tenant, rel, result)
+        result.files++
+        result.fileBytes += bytes
+        files.add(bytes)
+      })
+    }
+  }
+  files.end()
   await verify(from, to, plans, options, result, new Meter('verifying', files.total + blobs.total, report, stderr), stop)
   return result
 }
