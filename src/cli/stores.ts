@@ -11,9 +11,6 @@ import { DEFAULT_TENANT, TENANT_RE } from '../auth/tokens.js'
 import { FileBlobStore } from '../blobs/index.js'
 import type { BlobStore } from '../blobs/types.js'
 import { FileSessionStorage } from '../storage/index.js'
-import { migrate } from '../storage/postgres/migrate.js'
-import { PgBlobStore } from '../storage/postgres/pg-blob-store.js'
-import { createPool, query } from '../storage/postgres/pool.js'
 import type { SessionStorage } from '../storage/types.js'
 import { CliError } from './args.js'
 import { lockDataDir, resolveDataDir } from './data-dir.js'
@@ -101,6 +98,10 @@ export async function openStore (target: StoreTarget, role: 'source' | 'destinat
     })
   }
   const label = redactUrl(target.url)
+  // Loaded here, so that no other command pays for the database driver at start-up.
+  const [{ createPool, query }, { migrate }, { PgBlobStore }] = await Promise.all([
+    import('../storage/postgres/pool.js'), import('../storage/postgres/migrate.js'), import('../storage/postgres/pg-blob-store.js'),
+  ])
   const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
   try {
     const { storage, dataDir } = openPgSessionStorage(pool)
