@@ -68,7 +68,8 @@ describe('docker/smoke.sh', () => {
     const packages = new Set<string>()
     for (const file of files) {
       const text = readFileSync(join(ROOT, 'dist', file), 'utf8')
-      for (const m of text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^import\s+)'([^'.][^']*)'/gm)) {
+      // `from '…'` only in an import or export statement, so a string such as 'from' is not taken for one.
+      for (const m of text.matchAll(/(?:^(?:import|export)\b[^;()=]*?\bfrom\s*|\bimport\s*\(\s*|^import\s+)'([^'.][^']*)'/gm)) {
         const spec = m[1]!
         if (spec.startsWith('node:') || builtinModules.includes(spec)) continue
         packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!)
