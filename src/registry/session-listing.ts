@@ -34,9 +34,12 @@ interface CachedFile { mtimeMs: number, size: number, info: SessionInfoView }
 
 const READ_CONCURRENCY = 32
 
+/** Closed sessions whose listing item one tenant's listing keeps (README "Fixed limits"). */
+export const LISTING_CACHE_FILES = 50_000
+
 export class SessionListing {
   readonly #core: RegistryCore
-  readonly #files = new Lru<string, CachedFile>(50_000)
+  readonly #files = new Lru<string, CachedFile>(LISTING_CACHE_FILES)
 
   constructor (core: RegistryCore) {
     this.#core = core
