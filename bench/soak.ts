@@ -11,7 +11,7 @@
  * (`--heap-growing-percent=0`), the baseline. Traffic goes to 127.0.0.1 only.
  */
 import { createHash } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -19,9 +19,9 @@ import { Agent, request } from 'undici'
 import { addToken } from '../src/auth/tokens.js'
 import { loadConfig } from '../src/config.js'
 import { HEAP_GROWING_PERCENT } from '../src/heap-growth.js'
-import { buildOnce, SERVER_UNDER_TEST, startOurServer } from './lib/processes.js'
+import { buildOnce, cpuSecondsOf, SERVER_UNDER_TEST, startOurServer } from './lib/processes.js'
 import { MemorySampler, readHeap, type HeapReading } from './lib/server-memory.js'
-import { fmt, int, mib, percentileSorted, sleep, table, verdict } from './lib/stats.js'
+import { fmt, int, mib, percentileSorted, sleep, table, verdict, writeSection } from './lib/stats.js'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const P99_TARGET_MS = 100
@@ -61,6 +61,7 @@ interface Run {
   atPeak: HeapReading | undefined
   max: HeapReading
   gcSeconds: number
+  cpuSeconds: number
   survived: boolean
   counts: Map<string, number>
   load: string
@@ -102,6 +103,7 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
 
   const before = await readHeap(base, server.child)
   const load = loadAverage()
+  const cpu0 = cpuSecondsOf(server.child.pid)
   const end = Date.now() + SECONDS * 1000
   const running = (): boolean => Date.now() < end && server.child.alive
   const sampler = new MemorySampler(base, server.child)
@@ -171,6 +173,7 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
   sampler.stop()
   const survived = server.child.alive
   const after = survived ? await readHeap(base, server.child).catch(() => undefined) : undefined
+  const cpuSeconds = cpuSecondsOf(server.child.pid) - cpu0
   for (const s of sockets) s.destroy()
   await Promise.all([attacker.destroy(), victim.destroy()])
   await server.stop()
@@ -184,6 +187,7 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
     atPeak: sampler.atPeak,
     max: sampler.max,
     gcSeconds: (after ?? sampler.max).gcSeconds - before.gcSeconds,
+    cpuSeconds,
     survived,
     counts,
     load: `${load} → ${loadAverage()}`,
@@ -207,6 +211,7 @@ function rows (run: Run): string[][] {
     ['server peak RSS (MiB, sampled every 250 ms)', mib(run.peakRss), '< the bound', verdict(run.peakRss < bound)],
     ['heap used / heap total / external at the highest RSS read with them (MiB)', at === undefined ? '—' : `${mib(at.heapUsed)} / ${mib(at.heapTotal)} / ${mib(at.external)}`, '', ''],
     ['highest heap total / external (MiB, sampled every second)', `${mib(run.max.heapTotal)} / ${mib(run.max.external)}`, '', ''],
+    ['server CPU time during the attack (s; what the shared machine gave it)', fmt(run.cpuSeconds), '', ''],
     ['time spent collecting garbage during the attack (s)', fmt(run.gcSeconds, 2), '', ''],
     ['server process alive at the end', run.survived ? 'yes' : 'no', 'yes', verdict(run.survived)],
   ]
@@ -245,17 +250,7 @@ async function main (): Promise<void> {
     '',
   ].join('\n')
   process.stdout.write(section + '\n')
-  if (process.env.SOAK_WRITE !== '0') writeSection(section)
-}
-
-/** Replaces (or appends) this benchmark's own section of bench/RESULTS.md. */
-function writeSection (section: string): void {
-  const file = join(import.meta.dirname, 'RESULTS.md')
-  const text = readFileSync(file, 'utf8')
-  const start = text.indexOf(HEADING)
-  if (start === -1) return writeFileSync(file, text.trimEnd() + '\n\n' + section)
-  const next = text.indexOf('\n## ', start + HEADING.length)
-  writeFileSync(file, text.slice(0, start) + section + (next === -1 ? '' : '\n' + text.slice(next + 1)))
+  if (process.env.SOAK_WRITE !== '0') writeSection(join(import.meta.dirname, 'RESULTS.md'), HEADING, section)
 }
 
 await main()
