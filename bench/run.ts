@@ -86,15 +86,19 @@ function filesystem (): string {
   return fields.length >= 2 ? `\`${tmpdir()}\` on ${fields[1]} (\`${fields[0]}\`, \`df -T\`)` : `\`${tmpdir()}\` (filesystem unknown: \`df -T\` failed)`
 }
 
+/** Sections that benchmarks run on their own write (bench/soak.ts, bench/heap-growth.ts), just before the history. */
+const OWN_SECTIONS = ['## Soak: ', '## Heap growth ']
+
 /**
- * The hand-written history at the end of RESULTS.md (from its heading on), kept as it is: figures
- * of earlier runs and what changed between them live there, apart from what this run measured.
+ * The end of RESULTS.md that this run does not measure, kept as it is: the sections of the
+ * benchmarks run on their own, then the hand-written history (figures of earlier runs and what
+ * changed between them).
  */
 function history (): string {
   try {
     const text = readFileSync(RESULTS, 'utf8')
-    const at = text.indexOf(HISTORY_HEADING)
-    return at === -1 ? '' : text.slice(at).trimEnd()
+    const at = Math.min(...[...OWN_SECTIONS, HISTORY_HEADING].map((h) => text.indexOf(`\n${h}`) + 1).filter((i) => i > 0))
+    return Number.isFinite(at) ? text.slice(at).trimEnd() : ''
   } catch {
     return ''
   }
@@ -121,7 +125,8 @@ const summary = [
   '',
   `\`npm run bench\` wall time: ${fmt(totalS / 60, 1)} min (${walls.map(([n, s]) => `${n} ${fmt(s, 0)} s`).join(', ')}).`,
   '',
-  'Every figure below was measured by this run; the history at the end is written by hand and is not.',
+  'Every figure below was measured by this run, except the sections of the soak and of heap growth (their own runs, dated',
+  'in them) and the history at the end, which is written by hand.',
 ].join('\n')
 const doc = ['# Benchmark results', summary, ...sections, history()].filter((part) => part !== '').join('\n\n') + '\n'
 if (wanted.length === 0) writeFileSync(RESULTS, doc)

@@ -72,7 +72,7 @@ export type App = FastifyInstance<
  * Longest path parameter in characters (longer is 414). Session ids reach 128 (API.md
  * "Conventions"); room above that lets a malformed id or hash be answered 400 by its route.
  */
-const MAX_PARAM_LENGTH = 1024
+export const MAX_PARAM_LENGTH = 1024
 
 function tenantsOf (deps: AppDeps, app: App): Tenants {
   if (deps.tenants !== undefined) return deps.tenants

@@ -12,6 +12,7 @@ import { TokenStore } from './auth/tokens.js'
 import { FileBlobStore, MemoryBlobStore } from './blobs/index.js'
 import { registryLimits, type Config } from './config.js'
 import { InvalidConfig } from './errors.js'
+import { boundHeapGrowth } from './heap-growth.js'
 import { processLogger } from './http/request-log.js'
 import { acquireLock, type LockFile } from './lock-file.js'
 import { createRegistry, type SessionRegistry } from './registry/session-registry.js'
@@ -117,11 +118,13 @@ export async function stopServer ({ app, registry, lock }: RunningServer, logger
 }
 
 /**
- * Starts the server and, on the first SIGTERM or SIGINT, stops it and exits the process with
- * `stopServer`'s code; a second signal exits 1 at once. SIGHUP reloads the tokens. A start-up
- * failure is logged at `fatal` and rethrown (the caller reports it and exits 1).
+ * Fixes the heap's growth (heap-growth.ts), starts the server and, on the first SIGTERM or
+ * SIGINT, stops it and exits the process with `stopServer`'s code; a second signal exits 1 at
+ * once. SIGHUP reloads the tokens. A start-up failure is logged at `fatal` and rethrown (the
+ * caller reports it and exits 1).
  */
 export async function runServer (config: Config, logger: Logger = processLogger(config.logLevel)): Promise<RunningServer> {
+  boundHeapGrowth()
   let running: RunningServer
   try {
     running = await startServer(config, logger)

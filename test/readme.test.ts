@@ -1,12 +1,21 @@
 /**
  * The README's curl walk-through works as written: its commands run in order against a real
- * server, with only the address replaced by the test server's.
+ * server, with only the address replaced by the test server's. Its configuration table names every
+ * setting with the default the server uses, and its fixed limits are the code's.
  */
 import { spawnSync } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MAX_PARAM_LENGTH } from '../src/app.js'
+import { loadConfig } from '../src/config.js'
+import { HEAP_GROWING_PERCENT } from '../src/heap-growth.js'
+import { IDEMPOTENCY_KEYS } from '../src/registry/open-session.js'
+import { SSE_MAX_BUFFERED_BYTES } from '../src/registry/registry-core.js'
+import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../src/registry/session-info.js'
+import { LISTING_CACHE_FILES } from '../src/registry/session-listing.js'
+import { MAX_JSON_DEPTH } from '../src/plugins/json-depth.js'
 import { startServer, type ServerProcess } from './helpers/server-process.js'
 
 const README = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
@@ -50,5 +59,44 @@ describe('README walk-through', () => {
     expect(outputs[4]).toMatch(/^retry: 1000\n/)
     expect(outputs[4]).toContain('event: entry\nid: 2\n')
     expect(outputs[4]).not.toContain('id: 1\n')
+  })
+})
+
+/** The cells of the README table row whose first cell starts with `first`. */
+function row (first: string): string[] {
+  const line = README.split('\n').find((l) => l.startsWith(`| ${first}`))
+  return line === undefined ? [] : line.split(' | ').map((cell) => cell.replace(/^\| |\s\|$/g, ''))
+}
+
+/** `maxSsePerToken` → `MAX_SSE_PER_TOKEN`. */
+const variableOf = (key: string): string => key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()
+
+describe('README limits', () => {
+  const open = loadConfig({}, '/')
+  const tokened = loadConfig({ AUTH_TOKENS_FILE: 'tokens.json' }, '/')
+
+  it('names every setting in the configuration table, with the numeric default the server uses', () => {
+    for (const key of Object.keys(tokened) as Array<keyof typeof tokened>) {
+      const variable = variableOf(key)
+      const [, fallback] = row(`\`${variable}\``)
+      expect(fallback, `${variable} has no row in the README's configuration table`).toBeDefined()
+      if (typeof open[key] !== 'number') continue
+      const figures = [...(fallback ?? '').matchAll(/`(\d+)`/g)].map((m) => Number(m[1]))
+      const withTokens = (fallback ?? '').includes('with tokens')
+      expect(figures[0], `${variable} default`).toBe(withTokens ? tokened[key] : open[key])
+      expect(withTokens ? figures[1] : tokened[key], `${variable} default without tokens`).toBe(open[key])
+    }
+  })
+
+  it('gives the fixed limits the values the code has', () => {
+    const value = (first: string): number => Number(/`(\d+)`/.exec(row(first)[1] ?? '')?.[1])
+    expect(value('title on create')).toBe(MAX_TITLE_LENGTH)
+    expect(value('`firstMessage` and `title` in listings')).toBe(LISTING_TEXT_MAX)
+    expect(value('nesting of a JSON')).toBe(MAX_JSON_DEPTH)
+    expect(value('a path parameter')).toBe(MAX_PARAM_LENGTH)
+    expect(value('unsent bytes of one live stream')).toBe(SSE_MAX_BUFFERED_BYTES)
+    expect(value('`Idempotency-Key`s remembered')).toBe(IDEMPOTENCY_KEYS)
+    expect(value('closed sessions whose listing item')).toBe(LISTING_CACHE_FILES)
+    expect(README.replace(/\s+/g, ' ')).toContain(`heap growing factor at ${1 + HEAP_GROWING_PERCENT / 100} `)
   })
 })

@@ -172,13 +172,14 @@ export interface ServerHandle {
 
 /**
  * Starts the real server as shipped (`SERVER_UNDER_TEST`) on a free port with `DATA_DIR=dataDir`
- * and waits for `/readyz`. `env` adds settings a benchmark needs (e.g. a larger BODY_LIMIT).
+ * and waits for `/readyz`. `env` adds settings a benchmark needs (e.g. a larger BODY_LIMIT),
+ * `extraNodeArgs` options of the node command line.
  */
-export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000): Promise<ServerHandle> {
+export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000, extraNodeArgs: readonly string[] = []): Promise<ServerHandle> {
   const port = await freePort()
   const start = performance.now()
   // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
-  const nodeArgs = (process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== '')
+  const nodeArgs = [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), ...extraNodeArgs]
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CONFIG_VARIABLES.includes(key)))
   const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'scripts', 'start.mjs')], {
     cwd: ROOT,

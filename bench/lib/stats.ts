@@ -1,6 +1,7 @@
 /**
  * Small statistics and formatting helpers shared by the benchmarks.
  */
+import { readFileSync, writeFileSync } from 'node:fs'
 
 /** The median (upper middle for an even count); NaN for no values. */
 export function median (values: readonly number[]): number {
@@ -54,4 +55,16 @@ export function since (start: number): number {
 /** Resolves after `ms` milliseconds. */
 export function sleep (ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/**
+ * Replaces the section of `file` (a RESULTS.md) that starts with `heading`, up to the next `## `
+ * heading, by `section`; appends it when there is none.
+ */
+export function writeSection (file: string, heading: string, section: string): void {
+  const text = readFileSync(file, 'utf8')
+  const start = text.indexOf(heading)
+  if (start === -1) return writeFileSync(file, text.trimEnd() + '\n\n' + section)
+  const next = text.indexOf('\n## ', start + heading.length)
+  writeFileSync(file, text.slice(0, start) + section.trimEnd() + '\n' + (next === -1 ? '' : '\n' + text.slice(next + 1)))
 }

@@ -51,6 +51,9 @@ export interface RegistryLimits {
 /** Seconds a client refused for holding too many unsaved sessions should wait. */
 const UNSAVED_RETRY_AFTER_S = 5
 
+/** Unsent bytes a live stream may hold before its subscriber is disconnected (README "Fixed limits"). */
+export const SSE_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
+
 export interface StreamOptions {
   /** A comment line is sent after this many ms without output (API.md: at most 15 s). */
   heartbeatMs: number
@@ -105,7 +108,7 @@ export class RegistryCore {
     this.log = options.logger ?? silentLogger
     this.streams = {
       heartbeatMs: 15_000,
-      maxBufferedBytes: 4 * 1024 * 1024,
+      maxBufferedBytes: SSE_MAX_BUFFERED_BYTES,
       drainTimeoutMs: 30_000,
       globalBacklog: 1000,
       globalResumeWindowMs: 5 * 60_000,

@@ -23,13 +23,17 @@ export const LISTING_TEXT_MAX = 1024
 /** Longest title accepted on create and rename, in characters (400 beyond; routes/sessions.schema.ts). */
 export const MAX_TITLE_LENGTH = 1024
 
-/** `text`, cut to `max - 1` code units plus `…` when longer (a surrogate pair is never split). */
+/**
+ * `text`, cut to `max - 1` code units plus `…` when longer (a surrogate pair is never split). A
+ * cut text is a copy of its own: a plain `slice` would share (and keep alive) the whole of
+ * `text`, so that a cached cut of a megabyte message would still hold the megabyte.
+ */
 export function cutText (text: string, max: number): string {
   if (text.length <= max) return text
   let end = max - 1
   const last = text.charCodeAt(end - 1)
   if (last >= 0xd800 && last <= 0xdbff) end-- // a high surrogate without its partner
-  return text.slice(0, end) + '…'
+  return Buffer.from(text.slice(0, end) + '…', 'utf16le').toString('utf16le')
 }
 
 /** The listing item of a session. */

@@ -1,7 +1,9 @@
 /**
  * `GET /v1/sessions` and `GET /v1/sessions/recent` (API.md "Sessions"). Listings come from the
  * index: open sessions report their in-memory state (deferred ones included), the others are
- * summarized from their files, cached by path until the file's mtime or size changes. Recent
+ * summarized from their files, cached by path until the file's mtime or size changes (the cache
+ * keeps only the listing item, whose texts are cut to LISTING_TEXT_MAX, never the file's full
+ * first message or header, so it costs a few KiB per session however large the files). Recent
  * items come from prefix reads of the files plus the deferred sessions that have none yet.
  */
 import { dirname } from 'node:path'
@@ -27,13 +29,17 @@ export interface ListQuery {
 }
 
 interface Listed extends ListKey { info: SessionInfoView }
-interface CachedFile { mtimeMs: number, size: number, header: FileRecord, summary: SessionSummary }
+/** What the listing keeps of a closed session's file: its item, texts already cut. */
+interface CachedFile { mtimeMs: number, size: number, info: SessionInfoView }
 
 const READ_CONCURRENCY = 32
 
+/** Closed sessions whose listing item one tenant's listing keeps (README "Fixed limits"). */
+export const LISTING_CACHE_FILES = 50_000
+
 export class SessionListing {
   readonly #core: RegistryCore
-  readonly #files = new Lru<string, CachedFile>(50_000)
+  readonly #files = new Lru<string, CachedFile>(LISTING_CACHE_FILES)
 
   constructor (core: RegistryCore) {
     this.#core = core
@@ -100,7 +106,7 @@ export class SessionListing {
     }
     const file = await this.#read(path)
     if (file === undefined) return undefined
-    return { id, modifiedMs: file.mtimeMs, info: { ...infoView(publicHeader(file.header, this.#core.dataDir), file.summary, file.mtimeMs), id } }
+    return { id, modifiedMs: file.mtimeMs, info: { ...file.info, id } }
   }
 
   async #read (path: string): Promise<CachedFile | undefined> {
@@ -109,17 +115,26 @@ export class SessionListing {
       const { mtimeMs, size } = storage.statSync(path)
       const cached = this.#files.get(path)
       if (cached !== undefined && cached.mtimeMs === mtimeMs && cached.size === size) return cached
-      const records = parseJsonlLenient(await storage.readText(path))
-      const header = records[0]
-      if (!isValidHeader(header)) return undefined
-      const summary = SessionSummary.of(records)
-      const file = { mtimeMs, size, header, summary }
+      const info = listingItemOf(parseJsonlLenient(await storage.readText(path)), this.#core.dataDir, mtimeMs)
+      if (info === undefined) return undefined
+      const file = { mtimeMs, size, info }
       this.#files.set(path, file)
       return file
     } catch {
       return undefined
     }
   }
+}
+
+/**
+ * The listing item of a session file's records (header first), or undefined without a valid
+ * header. Its first message and title are cut copies (cutText), so what a cache keeps of a file
+ * with a megabyte first message is at most LISTING_TEXT_MAX characters of it, not the message.
+ */
+export function listingItemOf (records: readonly FileRecord[], dataDir: string, mtimeMs: number): SessionInfoView | undefined {
+  const header = records[0]
+  if (!isValidHeader(header)) return undefined
+  return infoView(publicHeader(header, dataDir), SessionSummary.of(records), mtimeMs)
 }
 
 /** Index of the first item that sorts after `key` (binary search over the sorted list). */
