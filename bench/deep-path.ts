@@ -10,7 +10,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { SessionManager } from '../src/session/session-manager.js'
-import { flatTree, type EntryIndex } from '../src/session/tree.js'
 import { MemorySessionStorage } from '../src/storage/memory-session-storage.js'
 import { writeDeepSession } from './lib/generate.js'
 import { startOurServer } from './lib/processes.js'
@@ -34,7 +33,7 @@ export function measureDeepPath (n: number): DeepPathResult {
   const [context, contextMs] = time(() => m.buildSessionContext())
   const [branch, branchMs] = time(() => m.getBranch())
   const [tree, treeMs] = time(() => m.getTree())
-  const [flat, flatTreeMs] = time(() => flatTree(m.getEntries(), m.index() as EntryIndex, m.labels()))
+  const [flat, flatTreeMs] = time(() => m.getFlatTree())
   if (context.messages.length !== n || branch.length !== n || tree.length !== 1 || flat.length !== n) {
     throw new Error(`wrong result: ${context.messages.length} messages, ${branch.length} path entries, ${tree.length} roots, ${flat.length} nodes`)
   }
