@@ -184,12 +184,15 @@ export class FileSessionStorage implements SessionStorage {
     }
   }
 
-  /** `readTextPrefix` without the thread pool: open, read until `maxBytes` or the end, close. */
+  /**
+   * `readTextPrefix` without the thread pool: open, read until `maxBytes` or the end, close. A
+   * prefix that fits `SCAN_BUFFER` is read into it without asking the file's size first.
+   */
   readTextPrefixSync (path: string, maxBytes: number): string {
     assertByteCount(maxBytes)
     const fd = fs.openSync(path, 'r')
     try {
-      const cap = Math.min(maxBytes, fs.fstatSync(fd).size)
+      const cap = maxBytes <= SCAN_BUFFER.length ? maxBytes : Math.min(maxBytes, fs.fstatSync(fd).size)
       const buf = cap <= SCAN_BUFFER.length ? SCAN_BUFFER : Buffer.alloc(cap)
       let filled = 0
       while (filled < cap) {
