@@ -6,6 +6,9 @@ import { createEntryId } from './ids.js'
 import { isEntry, normalizeParentId, pathFrom } from './tree.js'
 import type { FileRecord, SessionEntryBase, SessionHeader } from './types.js'
 
+/** How many of the latest entries a new entry's parent is looked for among before the id → position map. */
+const NEAR = 64
+
 export class SessionState {
   /** Header first, then every later record in file order, opaque ones included. */
   records: FileRecord[]
@@ -24,8 +27,9 @@ export class SessionState {
    * another writer); the walks then go through `byId`.
    */
   #parents: number[] | undefined = []
-  /** Id → position in `entries`, built on the first parent that is not the entry before it. */
-  #positions: Map<string, number> | undefined
+  /** Id → position in `entries` of the first `#positioned` entries, extended when a lookup needs it. */
+  #positions = new Map<string, number>()
+  #positioned = 0
 
   constructor (records: FileRecord[]) {
     this.records = records
@@ -75,12 +79,18 @@ export class SessionState {
     return at !== undefined && this.entries[at] === entry ? at : -1
   }
 
+  /** The id → position map, brought up to date with `entries`. */
   #indexPositions (): Map<string, number> {
-    if (this.#positions === undefined) {
-      this.#positions = new Map()
-      for (let i = 0; i < this.entries.length; i++) this.#positions.set(this.entries[i]!.id, i)
+    for (; this.#positioned < this.entries.length; this.#positioned++) {
+      this.#positions.set(this.entries[this.#positioned]!.id, this.#positioned)
     }
     return this.#positions
+  }
+
+  /** Position of `id` among the `NEAR` entries before `at` (where agents branch from), or -1. */
+  #near (id: string, at: number): number {
+    for (let i = at - 1; i >= 0 && i >= at - NEAR; i--) if (this.entries[i]!.id === id) return i
+    return -1
   }
 
   #reindex (): void {
@@ -89,7 +99,8 @@ export class SessionState {
     this.labels = new Map()
     this.hasAssistant = false
     this.#parents = []
-    this.#positions = undefined
+    this.#positions = new Map()
+    this.#positioned = 0
     for (let i = 1; i < this.records.length; i++) {
       const record = this.records[i] as FileRecord
       if (isEntry(record)) this.#track(record as SessionEntryBase)
@@ -119,15 +130,17 @@ export class SessionState {
     const parentId = normalizeParentId(entry)
     let parent = -1
     if (duplicate) parent = -2
-    else if (parentId !== null && this.entries[at - 1]?.id === parentId) parent = at - 1
-    else if (parentId !== null) parent = this.#indexPositions().get(parentId) ?? -2
+    else if (parentId !== null) {
+      parent = this.#near(parentId, at)
+      if (parent < 0) parent = this.#indexPositions().get(parentId) ?? -2
+    }
     if (parent === -2) {
       this.#parents = undefined
-      this.#positions = undefined
+      this.#positions = new Map()
+      this.#positioned = 0
       return
     }
     parents.push(parent)
-    this.#positions?.set(entry.id, at)
   }
 }
 
