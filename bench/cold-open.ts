@@ -81,7 +81,7 @@ export function coldOpenSection (r: ColdOpenResults): string {
     `Each of ${r.runs.length} runs starts a fresh server on that DATA_DIR (the start-up scan indexes the file, nothing loads it),`,
     'then times the first `GET /v1/sessions/{id}/context` from request to the last byte of the answer, and a second one.',
     'Peak RSS is the server\'s VmHWM (peak resident set) right after the first request.',
-    'The shared harness (`../shared/perf/cold-open.mjs`) times the same request the same way (fresh `npm start`, default',
+    'The shared performance harness (its cold-open script) times the same request the same way (fresh `npm start`, default',
     'settings, request to last byte, VmHWM), but on its own file: its compaction lies near the end, so its context is a few',
     'hundred messages, where this file\'s context holds every entry after 55 % of the chain (the answer size is in the table);',
     'and it reports the best of 2 starts where this reports the median of 3. Its figure is the lighter of the two.',
