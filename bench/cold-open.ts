@@ -70,6 +70,7 @@ export function coldOpenSection (r: ColdOpenResults): string {
   const lenient = median(r.parse.lenientMs)
   const ratio = plain / lenient
   const keptRatio = kept / lenient
+  const keptBound = plain / kept
   const loadPeak = median(r.loads.map((l) => l.peakAfter))
   return [
     '## Cold open of a 100 MB session',
@@ -80,25 +81,29 @@ export function coldOpenSection (r: ColdOpenResults): string {
     `Each of ${r.runs.length} runs starts a fresh server on that DATA_DIR (the start-up scan indexes the file, nothing loads it),`,
     'then times the first `GET /v1/sessions/{id}/context` from request to the last byte of the answer, and a second one.',
     'Peak RSS is the server\'s VmHWM (peak resident set) right after the first request.',
+    'The shared performance harness (its cold-open script) times the same request the same way (fresh `npm start`, default',
+    'settings, request to last byte, VmHWM), but on its own file: its compaction lies near the end, so its context is a few',
+    'hundred messages, where this file\'s context holds every entry after 55 % of the chain (the answer size is in the table);',
+    'and it reports the best of 2 starts where this reports the median of 3. Its figure is the lighter of the two.',
     '',
     table(['run', 'first GET /context ms', 'second ms', 'status', 'answer MiB', 'RSS before MiB', 'peak RSS MiB'],
       r.runs.map((x, i) => [String(i + 1), fmt(x.firstMs, 0), fmt(x.secondMs, 0), String(x.status), mib(x.bodyBytes), mib(x.rssBefore), mib(x.peak)])),
     '',
     `Parse throughput (\`bench/lib/parse-worker.ts\`, own process, median of ${r.parse.plainMs.length}, ${int(r.parse.lines)} lines): \`parseJsonlLenient\` over the whole`,
-    `text (splitting included, every record kept) ${fmt(lenient, 0)} ms = ${fmt(mbs(lenient), 0)} MiB/s. Baselines, over the lines split beforehand (not timed):`,
-    `plain \`JSON.parse\` of each line keeping every result in an array (the same output as the parser) ${fmt(kept, 0)} ms = ${fmt(mbs(kept), 0)} MiB/s;`,
-    `plain \`JSON.parse\` of each line dropping each result at once ${fmt(plain, 0)} ms = ${fmt(mbs(plain), 0)} MiB/s. The second baseline does`,
-    'less work than any loader can: its objects die young, while ~100 MiB of kept records must be copied and promoted by the',
-    'garbage collector; both are shown, with a verdict each.',
+    `text (splitting included, every record kept) ${fmt(lenient, 0)} ms = ${fmt(mbs(lenient), 0)} MiB/s. The target's baseline is plain \`JSON.parse\` of each`,
+    `line (split beforehand, not timed), each result dropped at once: ${fmt(plain, 0)} ms = ${fmt(mbs(plain), 0)} MiB/s. For information, the same`,
+    `\`JSON.parse\` keeping every result in an array (the parser's output) took ${fmt(kept, 0)} ms = ${fmt(mbs(kept), 0)} MiB/s, ${fmt(keptBound * 100, 0)} % of the dropping`,
+    `one: keeping ${mib(r.parse.bytes)} MiB of records costs the garbage collector what dropping them does not, so a parser that`,
+    'returns its records can reach about that share and no more. That row is a bound, not the target.',
     '',
     'Load in a fresh process (`bench/lib/load-worker.ts`: `SessionManager.open` + `buildSessionContext` + serializing the',
-    `answer), median of ${r.loads.length}: open ${fmt(median(r.loads.map((l) => l.openMs)), 0)} ms, context ${fmt(median(r.loads.map((l) => l.contextMs)), 0)} ms,`,
+    `answer in pieces to bytes, as the server streams it), median of ${r.loads.length}: open ${fmt(median(r.loads.map((l) => l.openMs)), 0)} ms, context ${fmt(median(r.loads.map((l) => l.contextMs)), 0)} ms,`,
     `serialize ${fmt(median(r.loads.map((l) => l.serializeMs)), 0)} ms; peak RSS ${mib(loadPeak)} MiB (${mib(median(r.loads.map((l) => l.peakBefore)))} MiB before loading).`,
     '',
     table(['target', 'measured', 'verdict'], [
       ['first GET /context ≤ 1.0 s', `${fmt(first, 0)} ms (median)`, verdict(first <= 1000 && r.runs.every((x) => x.status === 200))],
-      ['parse ≥ 60 % of JSON.parse keeping the records', `${fmt(keptRatio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(kept, 0)} ms)`, verdict(keptRatio >= 0.6)],
-      ['parse ≥ 60 % of JSON.parse dropping each result', `${fmt(ratio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(plain, 0)} ms)`, verdict(ratio >= 0.6)],
+      ['parse ≥ 60 % of JSON.parse (each result dropped)', `${fmt(ratio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(plain, 0)} ms; bound for any parser keeping its records: ${fmt(keptBound * 100, 0)} %)`, verdict(ratio >= 0.6)],
+      ['(information) parse ÷ JSON.parse keeping every result', `${fmt(keptRatio * 100, 0)} % (${fmt(lenient, 0)} ms vs ${fmt(kept, 0)} ms)`, '—'],
       ['peak RSS ≤ 3 × file size (server)', `${mib(peak)} MiB = ${fmt(peak / r.file.bytes, 2)} × the file`, verdict(peak <= 3 * r.file.bytes)],
       ['peak RSS ≤ 3 × file size (load process)', `${mib(loadPeak)} MiB = ${fmt(loadPeak / r.file.bytes, 2)} × the file`, verdict(loadPeak <= 3 * r.file.bytes)],
     ]),

@@ -11,35 +11,66 @@ import { stringifyJson } from '../session/json-text.js'
 const CHUNK_CHARS = 256 * 1024
 
 /**
- * The text of `JSON.stringify(value)` (depth-safe: `stringifyJson`), in pieces: the elements of `value[arrayKey]` are
- * serialized one by one, every other property whole.
+ * The text of `JSON.stringify(value)` (depth-safe: `stringifyJson`) in small pieces: punctuation,
+ * each element of `value[arrayKey]`, and every other property whole.
  */
-export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUNK_CHARS): Generator<string> {
-  let out = '{'
+function * jsonPieces (value: object, arrayKey: string): Generator<string> {
+  yield '{'
   let first = true
   for (const [key, item] of Object.entries(value)) {
     if (key === arrayKey && Array.isArray(item)) {
-      out += `${first ? '' : ','}${JSON.stringify(key)}:[`
+      yield `${first ? '' : ','}${JSON.stringify(key)}:[`
       first = false
       for (let i = 0; i < item.length; i++) {
-        out += (i === 0 ? '' : ',') + (stringifyJson(item[i]) ?? 'null')
-        if (out.length >= chunkChars) {
-          yield out
-          out = ''
-        }
+        if (i > 0) yield ','
+        yield stringifyJson(item[i]) ?? 'null'
       }
-      out += ']'
+      yield ']'
       continue
     }
     const json = stringifyJson(item)
     if (json === undefined) continue // functions, symbols, undefined: left out, as JSON.stringify does
-    out += `${first ? '' : ','}${JSON.stringify(key)}:${json}`
+    yield `${first ? '' : ','}${JSON.stringify(key)}:${json}`
     first = false
   }
-  yield out + '}'
+  yield '}'
 }
 
-/** `jsonChunks` as a byte stream, for `reply.send`. */
+/** `jsonPieces` joined into strings of about `chunkChars` characters. */
+export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUNK_CHARS): Generator<string> {
+  let out = ''
+  for (const piece of jsonPieces(value, arrayKey)) {
+    out += piece
+    if (out.length >= chunkChars) {
+      yield out
+      out = ''
+    }
+  }
+  yield out
+}
+
+/**
+ * `jsonPieces` encoded as UTF-8 straight into buffers of `chunkBytes` (a piece larger than that
+ * gets a buffer of its own). Encoding each piece where it lands costs one pass over its text; a
+ * chunk built by string concatenation is first flattened, then encoded.
+ */
+export function * jsonByteChunks (value: object, arrayKey: string, chunkBytes = CHUNK_CHARS): Generator<Buffer> {
+  let buf = Buffer.allocUnsafe(chunkBytes)
+  let used = 0
+  for (const piece of jsonPieces(value, arrayKey)) {
+    const length = Buffer.byteLength(piece, 'utf8')
+    if (used + length > chunkBytes && used > 0) {
+      yield buf.subarray(0, used)
+      buf = Buffer.allocUnsafe(chunkBytes)
+      used = 0
+    }
+    if (length > chunkBytes) yield Buffer.from(piece, 'utf8')
+    else used += buf.write(piece, used, 'utf8')
+  }
+  if (used > 0) yield buf.subarray(0, used)
+}
+
+/** `jsonByteChunks` as a byte stream, for `reply.send`. */
 export function jsonStream (value: object, arrayKey: string): Readable {
-  return Readable.from(jsonChunks(value, arrayKey), { objectMode: false })
+  return Readable.from(jsonByteChunks(value, arrayKey), { objectMode: false })
 }

@@ -5,7 +5,6 @@
  */
 import { createHash } from 'node:crypto'
 import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
-import { flatTree, type EntryIndex } from '../session/tree.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
 import { holdsImageBlock, prepareAppendBlobs } from './append-blobs.js'
 import { applyBlobMode } from './blob-refs.js'
@@ -204,7 +203,7 @@ async function appendBranchSummary (core: RegistryCore, id: string, input: Branc
 export async function tree (core: RegistryCore, id: string): Promise<Tagged<TreeView>> {
   return await read(core, id, (slot) => {
     const m = slot.manager
-    return { leafId: m.getLeafId(), nodes: flatTree(m.getEntries(), m.index() as EntryIndex, m.labels()) }
+    return { leafId: m.getLeafId(), nodes: m.getFlatTree() }
   })
 }
 

@@ -9,8 +9,10 @@ import { isValidHeader, parseJsonlLenient } from '../session/parser.js'
 import { PREFIX_READ_BYTES } from '../session/types.js'
 import type { SessionStorage } from '../storage/types.js'
 
-/** How many header reads run at once during the start-up scan. */
+/** How many asynchronous header reads run at once during the start-up scan. */
 const SCAN_CONCURRENCY = 64
+/** How many synchronous header reads run between two turns of the event loop. */
+const SCAN_BATCH = 256
 
 export class SessionIndex {
   readonly #paths = new Map<string, string>()
@@ -51,16 +53,62 @@ export class SessionIndex {
 /** The header id of a session file, from a prefix read (the whole file when line 1 is longer). */
 export async function readSessionId (storage: SessionStorage, path: string): Promise<string | undefined> {
   try {
-    let text = await storage.readTextPrefix(path, PREFIX_READ_BYTES)
-    if (!text.includes('\n') && Buffer.byteLength(text, 'utf8') >= PREFIX_READ_BYTES) text = await storage.readText(path)
-    // The header is line 1, or line 2 behind an agent's title slot (parseJsonlLenient folds it).
-    const first = text.indexOf('\n')
-    const second = first === -1 ? -1 : text.indexOf('\n', first + 1)
-    const header = parseJsonlLenient(second === -1 ? text : text.slice(0, second))[0]
-    return isValidHeader(header) ? header.id : undefined
+    return await idFromPrefix(storage, path, await storage.readTextPrefix(path, PREFIX_READ_BYTES))
   } catch {
     return undefined
   }
+}
+
+/** `readSessionId` with a synchronous prefix read (`readTextPrefixSync`); only a header longer than the prefix waits. */
+function sessionIdOf (storage: SessionStorage, read: (path: string, maxBytes: number) => string, path: string): string | undefined | Promise<string | undefined> {
+  try {
+    return idFromPrefix(storage, path, read(path, PREFIX_READ_BYTES))
+  } catch {
+    return undefined
+  }
+}
+
+function idFromPrefix (storage: SessionStorage, path: string, prefix: string): string | undefined | Promise<string | undefined> {
+  if (!prefix.includes('\n') && Buffer.byteLength(prefix, 'utf8') >= PREFIX_READ_BYTES) {
+    return storage.readText(path).then(headerId, () => undefined)
+  }
+  return headerId(prefix)
+}
+
+function headerId (text: string): string | undefined {
+  // The header is line 1, or line 2 behind an agent's title slot (parseJsonlLenient folds it).
+  const first = text.indexOf('\n')
+  const second = first === -1 ? -1 : text.indexOf('\n', first + 1)
+  const header = parseJsonlLenient(second === -1 ? text : text.slice(0, second))[0]
+  return isValidHeader(header) ? header.id : undefined
+}
+
+/**
+ * The header id of every file, in order. With `readTextPrefixSync` the prefixes are read
+ * `SCAN_BATCH` files at a time between turns of the event loop (a synchronous open, read and
+ * close costs a fraction of the same calls through the thread pool, and the server keeps
+ * answering meanwhile); otherwise `SCAN_CONCURRENCY` asynchronous reads run at once.
+ */
+async function readSessionIds (storage: SessionStorage, files: string[]): Promise<Array<string | undefined>> {
+  const ids = new Array<string | undefined>(files.length)
+  const read = storage.readTextPrefixSync?.bind(storage)
+  if (read !== undefined) {
+    const waiting: Array<Promise<void>> = []
+    for (let i = 0; i < files.length; i++) {
+      if (i > 0 && i % SCAN_BATCH === 0) await new Promise((resolve) => setImmediate(resolve))
+      const id = sessionIdOf(storage, read, files[i] as string)
+      if (id instanceof Promise) waiting.push(id.then((value) => { ids[i] = value }))
+      else ids[i] = id
+    }
+    await Promise.all(waiting)
+    return ids
+  }
+  let next = 0
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < files.length; i = next++) ids[i] = await readSessionId(storage, files[i] as string)
+  }
+  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, files.length) }, worker))
+  return ids
 }
 
 /**
@@ -74,12 +122,7 @@ export async function scanSessions (storage: SessionStorage, dataDir: string, lo
     if (basename(dir).startsWith('.')) continue
     files.push(...storage.listFilesSync(dir, '*.jsonl').filter((p) => p.endsWith('.jsonl')))
   }
-  const ids = new Array<string | undefined>(files.length)
-  let next = 0
-  const worker = async (): Promise<void> => {
-    for (let i = next++; i < files.length; i = next++) ids[i] = await readSessionId(storage, files[i] as string)
-  }
-  await Promise.all(Array.from({ length: Math.min(SCAN_CONCURRENCY, files.length) }, worker))
+  const ids = await readSessionIds(storage, files)
   const index = new SessionIndex()
   files.forEach((path, i) => {
     const id = ids[i]

@@ -17,20 +17,22 @@ export function emptyContext (): SessionContext {
 
 /**
  * Rebuilds the context for `leafId`: `null` → empty; an id in `byId` → that entry; otherwise
- * (undefined or unknown) the last element of `entries`. `byId` defaults to `buildIndex(entries)`.
- * `message` entries contribute their `message` object itself (not a copy).
+ * (undefined or unknown) the last element of `entries`. `byId` defaults to `buildIndex(entries)`;
+ * `walk` finds the path root → leaf (default `pathFrom` over `byId`; the manager walks its parent
+ * positions). `message` entries contribute their `message` object itself (not a copy).
  * @see SPEC.md §7.2, §7.3, §7.4
  */
 export function buildSessionContext (
   entries: readonly SessionEntryBase[],
   leafId?: string | null,
-  byId?: EntryIndex
+  byId?: EntryIndex,
+  walk?: (leaf: SessionEntryBase) => SessionEntryBase[]
 ): SessionContext {
   if (leafId === null) return emptyContext()
   const index = byId ?? buildIndex(entries)
   const leaf = (typeof leafId === 'string' ? index.get(leafId) : undefined) ?? entries[entries.length - 1]
   if (leaf === undefined) return emptyContext()
-  const path = pathFrom(index, leaf)
+  const path = walk === undefined ? pathFrom(index, leaf) : walk(leaf)
   const { context, compactionAt } = collectState(path)
   const emit = (entry: SessionEntryBase): void => {
     const message = toMessage(entry)
@@ -61,8 +63,8 @@ interface PathState {
   rules: Set<string>
   /** A `model_change` with a non-empty model and role `"default"` (or no role) was seen. */
   explicitDefault: boolean
-  /** `provider/model` of the last assistant message that has both. */
-  assistantModel: string | undefined
+  /** The last assistant message with a provider and a model (its `provider/model` is read once, at the end). */
+  assistantModel: Record<string, unknown> | undefined
   /** Index of the last compaction on the path, -1 if none. */
   compactionAt: number
 }
@@ -74,7 +76,7 @@ function collectState (path: readonly SessionEntryBase[]): { context: SessionCon
   }
   for (let i = 0; i < path.length; i++) applyEntry(state, path[i]!, i)
   const { context, rules, explicitDefault, assistantModel, compactionAt } = state
-  if (!explicitDefault && assistantModel !== undefined) context.models.default = assistantModel
+  if (!explicitDefault && assistantModel !== undefined) context.models.default = `${assistantModel.provider as string}/${assistantModel.model as string}`
   context.injectedTtsrRules = [...rules]
   return { context, compactionAt }
 }
@@ -94,7 +96,7 @@ function applyEntry (state: PathState, e: SessionEntryBase, i: number): void {
       }
       break
     case 'message':
-      state.assistantModel = assistantModelOf(e.message) ?? state.assistantModel
+      if (hasAssistantModel(e.message)) state.assistantModel = e.message
       break
     case 'ttsr_injection':
       if (Array.isArray(e.injectedRules)) {
@@ -149,11 +151,9 @@ export function coerceServiceTier (value: unknown): Record<string, string> | und
   return Object.keys(out).length > 0 ? out : undefined
 }
 
-/** `provider/model` of an assistant message carrying both as non-empty strings. */
-function assistantModelOf (message: unknown): string | undefined {
-  if (!isObject(message) || message.role !== 'assistant') return undefined
-  const { provider, model } = message
-  return isNonEmptyString(provider) && isNonEmptyString(model) ? `${provider}/${model}` : undefined
+/** An assistant message carrying `provider` and `model` as non-empty strings. */
+function hasAssistantModel (message: unknown): message is Record<string, unknown> {
+  return isObject(message) && message.role === 'assistant' && isNonEmptyString(message.provider) && isNonEmptyString(message.model)
 }
 
 /** `ts(e)`: `Date.parse(e.timestamp)`, NaN when unparseable or not a string. @see SPEC.md §7.3 */

@@ -15,7 +15,7 @@ import { sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
 import type { Logger } from './logger.js'
 import { SessionState } from './session-state.js'
-import { buildTree, getChildren, walkToRoot } from './tree.js'
+import { buildTree, flatTree, getChildren, type FlatTreeNode } from './tree.js'
 import type {
   AgentMessage, EntryType, FileRecord, SessionContext, SessionEntryBase, SessionHeader, SessionTreeNode,
 } from './types.js'
@@ -242,8 +242,8 @@ export class SessionManager {
 
   getBranch (fromId?: string): SessionEntryBase[] {
     const id = fromId ?? this.state.leafId
-    if (id === null || !this.state.byId.has(id)) return []
-    return walkToRoot(this.state.byId, id)
+    const leaf = id === null ? undefined : this.state.byId.get(id)
+    return leaf === undefined ? [] : this.state.pathTo(leaf)
   }
 
   getChildren (parentId: string): SessionEntryBase[] { return getChildren(this.state.entries, parentId) }
@@ -252,12 +252,19 @@ export class SessionManager {
   labels (): ReadonlyMap<string, string> { return this.state.labels }
   /** The id index (later duplicates win, §5.4). */
   index (): ReadonlyMap<string, SessionEntryBase> { return this.state.byId }
-  getTree (): SessionTreeNode[] { return buildTree(this.state.entries, this.state.byId, this.state.labels) }
+  getTree (): SessionTreeNode[] {
+    return buildTree(this.state.entries, this.state.byId, this.state.labels, this.state.parentPositions())
+  }
+
+  /** The tree as flat nodes in file order, children as ids (what `GET /tree` serves). */
+  getFlatTree (): FlatTreeNode[] {
+    return flatTree(this.state.entries, this.state.byId, this.state.labels, this.state.parentPositions())
+  }
 
   /** The context of the current leaf, or of `leafId` when given (unknown ids fall back, §7.2). */
   buildSessionContext (leafId?: string | null): SessionContext {
     const leaf = leafId === undefined ? this.state.leafId : leafId
-    return buildSessionContext(this.state.entries, leaf, this.state.byId)
+    return buildSessionContext(this.state.entries, leaf, this.state.byId, (entry) => this.state.pathTo(entry))
   }
 
   getSessionId (): string { return this.state.header.id }

@@ -3,8 +3,11 @@
  * place), the entries among them, the id index, the label map and the leaf (SPEC.md §5.4, §6.1).
  */
 import { createEntryId } from './ids.js'
-import { isEntry } from './tree.js'
+import { isEntry, normalizeParentId, pathFrom } from './tree.js'
 import type { FileRecord, SessionEntryBase, SessionHeader } from './types.js'
+
+/** How many of the latest entries a new entry's parent is looked for among before the id → position map. */
+const NEAR = 64
 
 export class SessionState {
   /** Header first, then every later record in file order, opaque ones included. */
@@ -16,6 +19,17 @@ export class SessionState {
   leafId: string | null = null
   /** Some `message` entry has role `assistant` (any branch): the deferral rule is over (§8.3). */
   hasAssistant = false
+  /**
+   * The position in `entries` of each entry's parent (-1: a root), while the session is regular:
+   * every id unique and every parent before its child, as appends build a session. Walks then
+   * follow array positions instead of hashing ids: a long path stays linear in its length
+   * without a hash lookup per step. `undefined` once an entry breaks that shape (a file of
+   * another writer); the walks then go through `byId`.
+   */
+  #parents: number[] | undefined = []
+  /** Id → position in `entries` of the first `#positioned` entries, extended when a lookup needs it. */
+  #positions = new Map<string, number>()
+  #positioned = 0
 
   constructor (records: FileRecord[]) {
     this.records = records
@@ -42,11 +56,51 @@ export class SessionState {
     return createEntryId((id) => this.byId.has(id))
   }
 
+  /** Parent positions (see `#parents`), or `undefined` when the session is not regular. */
+  parentPositions (): readonly number[] | undefined { return this.#parents }
+
+  /** The path root → `leaf` (§6.1, `pathFrom`): by parent positions when the session is regular. */
+  pathTo (leaf: SessionEntryBase): SessionEntryBase[] {
+    const parents = this.#parents
+    const at = parents === undefined ? -1 : this.#positionOf(leaf)
+    if (parents === undefined || at < 0) return pathFrom(this.byId, leaf)
+    let length = 0
+    for (let i = at; i >= 0; i = parents[i]!) length++
+    const path = new Array<SessionEntryBase>(length) // filled leaf first, at its final size
+    for (let i = at; i >= 0; i = parents[i]!) path[--length] = this.entries[i]!
+    return path
+  }
+
+  /** Position of `entry` in `entries` (regular sessions only), -1 when it is not there. */
+  #positionOf (entry: SessionEntryBase): number {
+    const last = this.entries.length - 1
+    if (this.entries[last] === entry) return last
+    const at = this.#indexPositions().get(entry.id)
+    return at !== undefined && this.entries[at] === entry ? at : -1
+  }
+
+  /** The id → position map, brought up to date with `entries`. */
+  #indexPositions (): Map<string, number> {
+    for (; this.#positioned < this.entries.length; this.#positioned++) {
+      this.#positions.set(this.entries[this.#positioned]!.id, this.#positioned)
+    }
+    return this.#positions
+  }
+
+  /** Position of `id` among the `NEAR` entries before `at` (where agents branch from), or -1. */
+  #near (id: string, at: number): number {
+    for (let i = at - 1; i >= 0 && i >= at - NEAR; i--) if (this.entries[i]!.id === id) return i
+    return -1
+  }
+
   #reindex (): void {
     this.entries = []
     this.byId = new Map()
     this.labels = new Map()
     this.hasAssistant = false
+    this.#parents = []
+    this.#positions = new Map()
+    this.#positioned = 0
     for (let i = 1; i < this.records.length; i++) {
       const record = this.records[i] as FileRecord
       if (isEntry(record)) this.#track(record as SessionEntryBase)
@@ -56,12 +110,37 @@ export class SessionState {
   }
 
   #track (entry: SessionEntryBase): void {
-    this.entries.push(entry)
+    const size = this.byId.size
     this.byId.set(entry.id, entry)
+    if (this.#parents !== undefined) this.#trackParent(entry, this.byId.size === size)
+    this.entries.push(entry)
     if (entry.type === 'label') applyLabelEntry(this.labels, entry)
     if (entry.type === 'message' && (entry.message as { role?: unknown } | undefined)?.role === 'assistant') {
       this.hasAssistant = true
     }
+  }
+
+  /**
+   * Records the parent position of `entry` (indexed, not yet in `entries`), or ends the regular
+   * shape: a `duplicate` id (the later entry wins, §5.4) or a parent that is not there yet.
+   */
+  #trackParent (entry: SessionEntryBase, duplicate: boolean): void {
+    const parents = this.#parents!
+    const at = this.entries.length
+    const parentId = normalizeParentId(entry)
+    let parent = -1
+    if (duplicate) parent = -2
+    else if (parentId !== null) {
+      parent = this.#near(parentId, at)
+      if (parent < 0) parent = this.#indexPositions().get(parentId) ?? -2
+    }
+    if (parent === -2) {
+      this.#parents = undefined
+      this.#positions = new Map()
+      this.#positioned = 0
+      return
+    }
+    parents.push(parent)
   }
 }
 

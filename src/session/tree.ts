@@ -92,11 +92,23 @@ export function getChildren (entries: readonly SessionEntryBase[], parentId: str
 
 interface TreeShape {
   /** Indexed entries (the winner of each id), file order. Positions below index this array. */
-  indexed: SessionEntryBase[]
+  indexed: readonly SessionEntryBase[]
   /** Positions of the roots, file order. */
   roots: number[]
-  /** Positions of each entry's children, sorted by timestamp (stable); undefined when none. */
-  children: Array<number[] | undefined>
+  /**
+   * Children of position `i`: `childList[childStart[i]]` up to `childList[childStart[i + 1]]`,
+   * sorted by timestamp (stable). Two flat arrays instead of one array per entry.
+   */
+  childStart: Int32Array
+  childList: Int32Array
+}
+
+/**
+ * An array of `length` slots to be filled, allocated at its final size: a tree has one child list
+ * per entry, and lists grown by `push` reserve room for many more children than a chain has.
+ */
+function sized<T> (length: number): T[] {
+  return length === 0 ? [] : new Array<T>(length)
 }
 
 /** Sort key of a child: `Date.parse(timestamp)`, 0 when unparseable. */
@@ -105,8 +117,8 @@ function timeKey (entry: SessionEntryBase): number {
   return Number.isNaN(t) ? 0 : t
 }
 
-/** Roots and sorted child lists of the indexed entries: one pass plus the sorts, no recursion. */
-function treeShape (entries: readonly SessionEntryBase[], byId: EntryIndex): TreeShape {
+/** The indexed entries and the position of each one's parent (-1: a root), through `byId`. */
+function parentsOf (entries: readonly SessionEntryBase[], byId: EntryIndex): { indexed: SessionEntryBase[], parents: Int32Array } {
   const indexed: SessionEntryBase[] = []
   const position = new Map<string, number>()
   for (const entry of entries) {
@@ -114,46 +126,80 @@ function treeShape (entries: readonly SessionEntryBase[], byId: EntryIndex): Tre
     position.set(entry.id, indexed.length)
     indexed.push(entry)
   }
-  const roots: number[] = []
-  const children: Array<number[] | undefined> = new Array(indexed.length)
+  const parents = new Int32Array(indexed.length)
   for (let i = 0; i < indexed.length; i++) {
     const entry = indexed[i]!
     const parentId = normalizeParentId(entry)
-    const parent = parentId === null || parentId === entry.id ? undefined : position.get(parentId)
-    if (parent === undefined) roots.push(i)
-    else (children[parent] ??= []).push(i)
+    parents[i] = parentId === null || parentId === entry.id ? -1 : position.get(parentId) ?? -1
   }
-  const keys = new Float64Array(indexed.length).fill(NaN) // NaN = not computed yet
-  const key = (i: number): number => {
-    if (Number.isNaN(keys[i]!)) keys[i] = timeKey(indexed[i]!)
-    return keys[i]!
+  return { indexed, parents }
+}
+
+/**
+ * Roots and sorted child lists of the indexed entries: linear passes plus the sorts of the
+ * lists with more than one child, no recursion. `parents` (parent positions in `entries`, as
+ * `SessionState.parentPositions` keeps them) spares the id lookups when every id in `entries`
+ * is unique; without it they are found through `byId`.
+ */
+function treeShape (entries: readonly SessionEntryBase[], byId: EntryIndex, known?: ArrayLike<number>): TreeShape {
+  const { indexed, parents } = known !== undefined && known.length === entries.length
+    ? { indexed: entries, parents: known }
+    : parentsOf(entries, byId)
+  const n = indexed.length
+  const roots: number[] = []
+  const childStart = new Int32Array(n + 1)
+  for (let i = 0; i < n; i++) {
+    const parent = parents[i]!
+    if (parent < 0) roots.push(i)
+    else childStart[parent + 1]!++
   }
-  for (const list of children) {
-    if (list !== undefined && list.length > 1) list.sort((a, b) => key(a) - key(b)) // stable
+  for (let i = 0; i < n; i++) childStart[i + 1]! += childStart[i]!
+  const childList = new Int32Array(childStart[n]!)
+  const filled = childStart.slice(0, n)
+  for (let i = 0; i < n; i++) {
+    const parent = parents[i]!
+    if (parent >= 0) childList[filled[parent]!++] = i
   }
-  return { indexed, roots, children }
+  for (let i = 0; i < n; i++) {
+    const from = childStart[i]!
+    const to = childStart[i + 1]!
+    if (to - from > 1) sortByTime(childList, from, to, indexed)
+  }
+  return { indexed, roots, childStart, childList }
+}
+
+/** Sorts `list[from, to)` (positions in file order) by `timeKey`, stably. */
+function sortByTime (list: Int32Array, from: number, to: number, indexed: readonly SessionEntryBase[]): void {
+  const keyed = Array.from(list.subarray(from, to), (i) => ({ i, key: timeKey(indexed[i]!) }))
+  keyed.sort((a, b) => a.key - b.key) // stable
+  for (let k = 0; k < keyed.length; k++) list[from + k] = keyed[k]!.i
 }
 
 /**
  * The tree: one node per indexed entry. Roots (parent `null`, the entry itself, or unknown)
  * in file order; children sorted by timestamp ascending, stable, unparseable as 0. Entries on a
  * cycle without any root are reachable only through `flatTree`. `byId` must be
- * `buildIndex(entries)` (or the manager's equivalent index).
+ * `buildIndex(entries)` (or the manager's equivalent index); `parents`, when given, the parent
+ * positions of `SessionState.parentPositions` for these entries.
  * @see SPEC.md §6.6
  */
 export function buildTree (
   entries: readonly SessionEntryBase[],
   byId: EntryIndex,
-  labels: ReadonlyMap<string, string>
+  labels: ReadonlyMap<string, string>,
+  parents?: ArrayLike<number>
 ): SessionTreeNode[] {
-  const { indexed, roots, children } = treeShape(entries, byId)
-  const nodes = indexed.map((entry): SessionTreeNode => {
-    const label = labels.get(entry.id)
-    return label === undefined ? { entry, children: [] } : { entry, children: [], label }
+  const { indexed, roots, childStart, childList } = treeShape(entries, byId, parents)
+  const labelled = labels.size > 0
+  const nodes = indexed.map((entry, i): SessionTreeNode => {
+    const label = labelled ? labels.get(entry.id) : undefined
+    const children = sized<SessionTreeNode>(childStart[i + 1]! - childStart[i]!)
+    return label === undefined ? { entry, children } : { entry, children, label }
   })
   for (let i = 0; i < nodes.length; i++) {
-    const list = children[i]
-    if (list !== undefined) nodes[i]!.children = list.map((c) => nodes[c]!)
+    const { children } = nodes[i]!
+    const from = childStart[i]!
+    for (let k = 0; k < children.length; k++) children[k] = nodes[childList[from + k]!]!
   }
   return roots.map((i) => nodes[i]!)
 }
@@ -166,18 +212,17 @@ export function buildTree (
 export function flatTree (
   entries: readonly SessionEntryBase[],
   byId: EntryIndex,
-  labels: ReadonlyMap<string, string>
+  labels: ReadonlyMap<string, string>,
+  parents?: ArrayLike<number>
 ): FlatTreeNode[] {
-  const { indexed, children } = treeShape(entries, byId)
+  const { indexed, childStart, childList } = treeShape(entries, byId, parents)
+  const labelled = labels.size > 0
   return indexed.map((entry, i) => {
-    const node: FlatTreeNode = {
-      id: entry.id,
-      parentId: normalizeParentId(entry),
-      type: entry.type,
-      timestamp: entry.timestamp,
-      children: children[i]?.map((c) => indexed[c]!.id) ?? [],
-    }
-    const label = labels.get(entry.id)
+    const children = sized<string>(childStart[i + 1]! - childStart[i]!)
+    const from = childStart[i]!
+    for (let k = 0; k < children.length; k++) children[k] = indexed[childList[from + k]!]!.id
+    const node: FlatTreeNode = { id: entry.id, parentId: normalizeParentId(entry), type: entry.type, timestamp: entry.timestamp, children }
+    const label = labelled ? labels.get(entry.id) : undefined
     if (label !== undefined) node.label = label
     return node
   })

@@ -20,6 +20,8 @@ const { O_APPEND, O_CREAT, O_EXCL, O_TRUNC, O_WRONLY } = fs.constants
 
 /** Bytes read at a time by `readTextChunks`, and decoded at a time. */
 const READ_CHUNK_BYTES = 1 << 20
+/** Reused by `readTextPrefixSync` for prefixes up to its size (decoded before the call returns). */
+const SCAN_BUFFER = Buffer.alloc(16 * 1024)
 const DECODE_BYTES = 64 * 1024
 
 /**
@@ -179,6 +181,28 @@ export class FileSessionStorage implements SessionStorage {
       return decodeUtf8(buf.subarray(0, filled))
     } finally {
       await handle.close()
+    }
+  }
+
+  /**
+   * `readTextPrefix` without the thread pool: open, read until `maxBytes` or the end, close. A
+   * prefix that fits `SCAN_BUFFER` is read into it without asking the file's size first.
+   */
+  readTextPrefixSync (path: string, maxBytes: number): string {
+    assertByteCount(maxBytes)
+    const fd = fs.openSync(path, 'r')
+    try {
+      const cap = maxBytes <= SCAN_BUFFER.length ? maxBytes : Math.min(maxBytes, fs.fstatSync(fd).size)
+      const buf = cap <= SCAN_BUFFER.length ? SCAN_BUFFER : Buffer.alloc(cap)
+      let filled = 0
+      while (filled < cap) {
+        const bytesRead = fs.readSync(fd, buf, filled, cap - filled, filled)
+        if (bytesRead === 0) break
+        filled += bytesRead
+      }
+      return decodeUtf8(buf.subarray(0, filled))
+    } finally {
+      fs.closeSync(fd)
     }
   }
 

@@ -121,6 +121,10 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** The first `maxBytes` UTF-8 bytes, decoded; a character cut at the end becomes U+FFFD. */
   async readTextPrefix (path: string, maxBytes: number): Promise<string> {
+    return this.readTextPrefixSync(path, maxBytes)
+  }
+
+  readTextPrefixSync (path: string, maxBytes: number): string {
     assertByteCount(maxBytes)
     const bytes = Buffer.from(this.#file(path, 'open').content, 'utf8')
     return decodeUtf8(bytes.subarray(0, maxBytes))

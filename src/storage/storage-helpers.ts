@@ -24,7 +24,10 @@ export function assertByteCount (maxBytes: number): void {
   }
 }
 
+/** Shared: a decode without `stream` starts from a clean state every time. */
+const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true })
+
 /** UTF-8 decoding that keeps a BOM (like `readText`) and turns invalid or cut sequences into U+FFFD. */
 export function decodeUtf8 (bytes: Uint8Array): string {
-  return new TextDecoder('utf-8', { fatal: false, ignoreBOM: true }).decode(bytes)
+  return UTF8.decode(bytes)
 }

@@ -78,6 +78,12 @@ export interface SessionStorage {
   /** The first `maxBytes` bytes decoded as UTF-8; a character cut at the end becomes U+FFFD. */
   readTextPrefix(path: string, maxBytes: number): Promise<string>
   /**
+   * `readTextPrefix`, synchronously: for scans of many small reads, where a round trip through
+   * the thread pool per file costs more than the read. Throws an error with code `ENOENT` when
+   * missing. Optional: without it, callers use `readTextPrefix`.
+   */
+  readTextPrefixSync?(path: string, maxBytes: number): string
+  /**
    * The whole file as UTF-8 text in order, in pieces that together equal `readText(path)`,
    * holding only a bounded amount (about 1 MiB on disk) at a time; the iteration rejects with
    * code `ENOENT` when the file is missing. Optional: without it, callers use `readText`.

@@ -1,6 +1,6 @@
 /** Large answers streamed as they are serialized are exactly `JSON.stringify` of the value. */
 import { describe, expect, it } from 'vitest'
-import { jsonChunks, jsonStream } from '../../src/http/json-stream.js'
+import { jsonByteChunks, jsonChunks, jsonStream } from '../../src/http/json-stream.js'
 
 const text = async (stream: AsyncIterable<Buffer | string>): Promise<string> => {
   const parts: Buffer[] = []
@@ -28,6 +28,20 @@ describe('jsonChunks', () => {
     expect(chunks.length).toBeGreaterThan(20)
     for (const chunk of chunks.slice(0, -1)) expect(chunk.length).toBeLessThan(4096 + 200)
     expect(chunks.join('')).toBe(JSON.stringify(value))
+  })
+
+  it('packs the bytes into buffers of at most the given size (a larger element alone), whatever the characters', () => {
+    const value = {
+      messages: Array.from({ length: 400 }, (_, i) => ({ text: `${i} ${'é✓😀x'.repeat(i % 37)}` })).concat([{ text: 'ü'.repeat(5000) }]),
+      mode: 'ë',
+    }
+    const chunks = [...jsonByteChunks(value, 'messages', 1024)]
+    expect(chunks.length).toBeGreaterThan(20)
+    const big = Buffer.byteLength(JSON.stringify({ text: 'ü'.repeat(5000) }))
+    for (const chunk of chunks) expect(chunk.length <= 1024 || chunk.length === big).toBe(true)
+    expect(chunks.some((chunk) => chunk.length === big)).toBe(true)
+    expect(Buffer.concat(chunks).toString('utf8')).toBe(JSON.stringify(value))
+    for (const [, other] of cases) expect(Buffer.concat([...jsonByteChunks(other, 'messages', 16)]).toString('utf8')).toBe(JSON.stringify(other))
   })
 
   it('streams the same bytes', async () => {

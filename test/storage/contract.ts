@@ -132,6 +132,20 @@ export function storageContract (name: string, makeStorage: () => Promise<Storag
         expect(await s.readTextPrefix(p, 100)).toBe(await s.readText(p))
         expect((await s.readTextPrefix(p, 100)).charCodeAt(0)).toBe(0xFEFF)
       })
+
+      it('readTextPrefixSync, where the storage has it, gives what readTextPrefix gives (ENOENT alike)', async () => {
+        const sync = s.readTextPrefixSync?.bind(s)
+        if (sync === undefined) return expect(typeof s.readTextPrefix).toBe('function') // optional: callers fall back
+        const short = join(root, 'short.jsonl')
+        const long = join(root, 'long.jsonl')
+        s.writeTextSync(short, '\uFEFF{"type":"session"}\nné\n')
+        s.writeTextSync(long, 'a'.repeat(40_000) + 'é'.repeat(10_000) + '\n')
+        for (const p of [short, long]) {
+          for (const max of [0, 1, 20, 21, 4096, 16_384, 40_001, 100_000]) expect(sync(p, max)).toBe(await s.readTextPrefix(p, max))
+        }
+        expect(syncCode(() => sync(join(root, 'missing.jsonl'), 10))).toBe('ENOENT')
+        expect(() => sync(short, -1)).toThrow()
+      })
     })
 
     describe('directories and listing', () => {
