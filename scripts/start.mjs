@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
- * `npm start`: compiles the TypeScript (`npm run build`) only when `dist/` is missing or older
- * than a source file, then runs the compiled server in this same process, so signals and exit
- * codes are the server's own. A start with an up-to-date `dist/` costs a few directory reads.
+ * `npm start` (through `start.cjs`, which sizes the thread pool first): compiles the TypeScript
+ * (`npm run build`) only when `dist/` is missing or older than a source file, then runs the
+ * compiled server in this same process, so signals and exit codes are the server's own. A start
+ * with an up-to-date `dist/` costs a few directory reads.
  */
 import { spawnSync } from 'node:child_process'
 import { readdirSync, statSync } from 'node:fs'
@@ -50,8 +51,10 @@ export function buildIfStale (root = ROOT) {
   return true
 }
 
-if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** Builds when stale, then runs the server; `--build-only`: what the first start compiles, without starting. */
+export async function main () {
   buildIfStale()
-  // `--build-only`: what the first start compiles, without starting (the benchmarks build first).
   if (!process.argv.includes('--build-only')) await import(pathToFileURL(join(ROOT, BUILT)).href)
 }
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) await main()

@@ -149,8 +149,8 @@ const CONFIG_VARIABLES = ['PORT', 'HOST', 'DATA_DIR', 'STORAGE', 'LOG_LEVEL', 'B
   'MAX_EVENT_LOOP_DELAY_MS', 'CORS_ORIGINS', 'MAX_OPEN_SESSIONS', 'NODE_ENV', 'NODE_OPTIONS']
 
 /** How the benchmarks run the server, for RESULTS.md. */
-export const SERVER_UNDER_TEST = '`npm start` as shipped (`scripts/start.mjs`: `dist/` compiled once when stale, then the compiled ' +
-  'server), default settings (disk storage, `info` logging: one JSON line per request written to standard output, ' +
+export const SERVER_UNDER_TEST = '`npm start` as shipped (`scripts/start.cjs`: a thread pool of 64, `dist/` compiled once when ' +
+  'stale, then the compiled server), default settings (disk storage, `info` logging: one JSON line per request written to standard output, ' +
   'here /dev/null), only `PORT`, `HOST=127.0.0.1` and a fresh `DATA_DIR` set'
 
 /**
@@ -158,7 +158,7 @@ export const SERVER_UNDER_TEST = '`npm start` as shipped (`scripts/start.mjs`: `
  * compile. Blocks the calling process: call it before anything is timed.
  */
 export function buildOnce (): void {
-  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'start.mjs'), '--build-only'], { cwd: ROOT, encoding: 'utf8' })
+  const build = spawnSync(process.execPath, [join(ROOT, 'scripts', 'start.cjs'), '--build-only'], { cwd: ROOT, encoding: 'utf8' })
   if (build.status !== 0) throw new Error(`build failed: ${build.stdout}${build.stderr}`)
 }
 
@@ -181,7 +181,7 @@ export async function startOurServer (dataDir: string, env: Record<string, strin
   // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
   const nodeArgs = [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), ...extraNodeArgs]
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CONFIG_VARIABLES.includes(key)))
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'scripts', 'start.mjs')], {
+  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'scripts', 'start.cjs')], {
     cwd: ROOT,
     env: { ...base, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -6,7 +6,7 @@
  * heartbeats are not requests. The request, header and keep-alive timeouts are Fastify's own
  * options (src/app.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Socket } from 'node:net'
 
@@ -33,11 +33,20 @@ async function connections (app: FastifyInstance): Promise<void> {
       })
     })
   }
-  app.addHook('onRequest', async (req: FastifyRequest) => {
-    // (`inject`ed requests have a socket without timeouts.)
-    const socket = req.raw.socket as Socket | undefined
-    if (req.routeOptions.config.stream === true && typeof socket?.setTimeout === 'function') socket.setTimeout(0)
+  // Only live streams get the hook (route-access marks them before this runs): no other request pays for it.
+  app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.config?.stream !== true) return
+    const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
+    route.onRequest = [...hooks, keepStreamOpen]
   })
 }
 
-export default fp(connections, { name: 'connections', fastify: '5.x' })
+/** Lifts the idle timeout of a live stream's socket. Callback style, like every per-request hook. */
+function keepStreamOpen (req: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  // (`inject`ed requests have a socket without timeouts.)
+  const socket = req.raw.socket as Socket | undefined
+  if (typeof socket?.setTimeout === 'function') socket.setTimeout(0)
+  done()
+}
+
+export default fp(connections, { name: 'connections', fastify: '5.x', dependencies: ['route-access'] })

@@ -1,7 +1,12 @@
-/** `npm start` compiles only when dist/ is missing or older than a source file. */
-import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+/**
+ * `npm start` compiles only when dist/ is missing or older than a source file, and sizes the
+ * thread pool before its first use.
+ */
+import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 
 interface StartScript {
@@ -57,5 +62,27 @@ describe('npm start', () => {
     expect(isStale(root)).toBe(false)
     file('tsconfig.build.json', -5)
     expect(isStale(root)).toBe(true)
+  })
+})
+
+describe('npm start\'s thread pool', () => {
+  const entry = fileURLToPath(new URL('../../scripts/start.cjs', import.meta.url))
+  // Loads the entry without starting (it starts only as the main module), uses the pool once and
+  // prints the process's thread count: the pool's threads exist from its first use on.
+  const probe = `require(${JSON.stringify(entry)}); require('node:fs').promises.readFile(${JSON.stringify(entry)})` +
+    ".then(() => console.log(require('node:fs').readdirSync('/proc/self/task').length))"
+  const threads = (env: Record<string, string>): number => {
+    const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => key !== 'UV_THREADPOOL_SIZE'))
+    return Number(execFileSync(process.execPath, ['-e', probe], { env: { ...base, ...env }, encoding: 'utf8' }).trim())
+  }
+
+  it('is what package.json starts', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } }
+    expect(pkg.scripts.start).toBe('node scripts/start.cjs')
+  })
+
+  it('runs 64 threads unless UV_THREADPOOL_SIZE says otherwise', () => {
+    // Same process apart from the pool: 64 threads instead of the 4 asked for.
+    expect(threads({}) - threads({ UV_THREADPOOL_SIZE: '4' })).toBe(60)
   })
 })
