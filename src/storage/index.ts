@@ -13,10 +13,13 @@ export {
 } from './memory-session-storage.js'
 export { isInside, resolveInside } from './paths.js'
 
-/** Which adapter backs the sessions: the real file system or a process-local map. */
-export type StorageKind = 'disk' | 'memory'
+/**
+ * Which adapter backs the sessions: the real file system, a process-local map, or PostgreSQL
+ * (`PgSessionStorage`, opened through `openStorage` in open-storage.ts).
+ */
+export type StorageKind = 'disk' | 'memory' | 'postgres'
 
 /** A fresh storage of the given kind; `memory` starts empty and is private to the returned instance. */
-export function createStorage (kind: StorageKind): SessionStorage {
+export function createStorage (kind: 'disk' | 'memory'): SessionStorage {
   return kind === 'disk' ? new FileSessionStorage() : new MemorySessionStorage()
 }
