@@ -100,6 +100,17 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
     expect(await rows('SELECT path FROM ss_files WHERE path LIKE $1', ['%.tmp'])).toEqual([])
   })
 
+  it('keeps entries whose ids are empty or hold a newline as rows too', async () => {
+    const p = join(root, 'sessions', '--w--', 'odd.jsonl')
+    const first = `${header(`o${roots}`)}\n${entry('')}\n${entry('a\nb')}\n`
+    await s.writeText(p, first)
+    const w = s.openWriter(p, { flags: 'a' })
+    await w.writeLine(`${entry('\n')}\n${entry('c')}\n`)
+    await w.close()
+    expect(await s.readText(p)).toBe(`${first}${entry('\n')}\n${entry('c')}\n`)
+    expect((await rows('SELECT id FROM ss_entries WHERE session = $1 ORDER BY seq', [`o${roots}`])).map((r) => r.id)).toEqual(['', 'a\nb', '\n', 'c'])
+  })
+
   it('a file that is not of session form, or an append that would break it, is kept whole as a plain file', async () => {
     const torn = join(root, 'sessions', '--w--', 'torn.jsonl')
     await s.writeText(torn, `${header(`t${roots}`)}\n{"type":"mess`)
