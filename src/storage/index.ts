@@ -1,6 +1,7 @@
 /**
- * The storage seam (SPEC.md §10): the interfaces, both adapters and the path guard. Callers pick
- * an adapter once, through `createStorage`, and never branch on which one they got.
+ * The storage seam (SPEC.md §10): the interfaces, the disk and memory adapters and the path
+ * guard. Callers pick an adapter once, through `createStorage` or, for a server (which may run on
+ * PostgreSQL), `openStorage` (open-storage.ts), and never branch on which one they got.
  */
 import { FileSessionStorage } from './file-session-storage.js'
 import { MemorySessionStorage } from './memory-session-storage.js'

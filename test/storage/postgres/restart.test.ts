@@ -1,5 +1,5 @@
 /**
- * STORAGE=postgres across a restart: what the HTTP API wrote is served again by a server on the
+ * STORAGE=postgres across a restart (and one server per database): what the HTTP API wrote is served again by a server on the
  * same database whose DATA_DIR is new and empty, and the stored sessions are the files the disk
  * storage writes for the same operations.
  */
@@ -95,5 +95,17 @@ describe.runIf(pgAvailable)('STORAGE=postgres across a restart', () => {
     } finally {
       await disk.close()
     }
+  })
+
+  it('refuses a second server on the same database while the first runs, and takes it after', async () => {
+    const first = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
+    try {
+      await expect(openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url }))
+        .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('DATABASE_URL: another session-store server') })
+    } finally {
+      await first.close()
+    }
+    const second = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
+    await second.close()
   })
 })
