@@ -117,5 +117,5 @@ describe('src/server.ts', () => {
     } finally {
       await db.drop()
     }
-  })
+  }, 90_000) // two server processes start one after the other
 })
