@@ -1,15 +1,34 @@
 import { defineConfig } from 'vitest/config'
 
+// Compiles the server and CLI once per run; process tests run the build (test/setup/build.ts).
+// Installs the Bun agent's reader for the compatibility suite (test/setup/omp-reader.ts).
+// With TEST_STORAGE=postgres, one database for the run (test/setup/pg-database.ts).
+const globalSetup = ['test/setup/build.ts', 'test/setup/omp-reader.ts', 'test/setup/pg-database.ts']
+
+/**
+ * Suites that run a second time with every test app on PostgreSQL (TEST_STORAGE=postgres,
+ * test/helpers/app.ts): the HTTP API and its contract, so both storages answer alike.
+ */
+const POSTGRES_SUITES = ['test/http/**/*.test.ts', 'test/contract/**/*.test.ts']
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    // Compiles the server and CLI once per run; process tests run the build (test/setup/build.ts).
-    // Installs the Bun agent's reader for the compatibility suite (test/setup/omp-reader.ts).
-    globalSetup: ['test/setup/build.ts', 'test/setup/omp-reader.ts'],
     // Most suites wait on sockets, child processes and fsync rather than the CPU: three workers
     // keep both cores of a small machine busy.
     maxWorkers: 3,
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      { extends: true, test: { name: 'main', include: ['test/**/*.test.ts'], globalSetup } },
+      {
+        extends: true,
+        test: {
+          name: 'postgres',
+          include: POSTGRES_SUITES,
+          env: { TEST_STORAGE: 'postgres' },
+          globalSetup,
+        },
+      },
+    ],
   },
 })

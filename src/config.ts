@@ -18,6 +18,8 @@ export interface Config {
   /** Absolute path of the data root (SPEC.md §2.1). */
   dataDir: string
   storage: StorageKind
+  /** `DATABASE_URL`: the PostgreSQL database of `STORAGE=postgres` (set exactly then). */
+  databaseUrl?: string
   logLevel: LogLevel
   /** Largest request body in bytes. */
   bodyLimit: number
@@ -99,11 +101,20 @@ function integer (env: Env, name: string, fallback: number, min: number, max: nu
 
 function storageKind (env: Env): StorageKind {
   const raw = read(env, 'STORAGE') ?? 'disk'
-  if (raw === 'disk' || raw === 'memory') return raw
-  if (raw === 'postgres') {
-    throw new InvalidConfig('STORAGE', "'postgres' is not available yet; use 'disk' or 'memory'")
+  if (raw === 'disk' || raw === 'memory' || raw === 'postgres') return raw
+  throw new InvalidConfig('STORAGE', `expected 'disk', 'memory' or 'postgres', got '${raw}'`)
+}
+
+/** `DATABASE_URL`, required with `STORAGE=postgres` (a `postgres://` or `postgresql://` URL), ignored otherwise. */
+function databaseUrl (env: Env, storage: StorageKind): { databaseUrl?: string } {
+  if (storage !== 'postgres') return {}
+  const raw = read(env, 'DATABASE_URL')
+  if (raw === undefined) throw new InvalidConfig('DATABASE_URL', 'required with STORAGE=postgres, e.g. postgres://user@host:5432/sessions')
+  const protocol = URL.canParse(raw) ? new URL(raw).protocol : undefined
+  if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
+    throw new InvalidConfig('DATABASE_URL', 'expected a postgres:// or postgresql:// URL')
   }
-  throw new InvalidConfig('STORAGE', `expected 'disk' or 'memory', got '${raw}'`)
+  return { databaseUrl: raw }
 }
 
 function logLevel (env: Env): LogLevel {
@@ -180,11 +191,13 @@ function checkExposure (config: Config): Config {
 export function loadConfig (env: Env = process.env, cwd: string = process.cwd()): Config {
   const tokensFile = read(env, 'AUTH_TOKENS_FILE')
   const authOn = tokensFile !== undefined
+  const storage = storageKind(env)
   return checkExposure({
     port: integer(env, 'PORT', 8787, 0, 65535),
     host: read(env, 'HOST') ?? '127.0.0.1',
     dataDir: resolve(cwd, read(env, 'DATA_DIR') ?? './data'),
-    storage: storageKind(env),
+    storage,
+    ...databaseUrl(env, storage),
     logLevel: logLevel(env),
     bodyLimit: integer(env, 'BODY_LIMIT', 67_108_864, 1, Number.MAX_SAFE_INTEGER),
     maxOpenSessions: integer(env, 'MAX_OPEN_SESSIONS', 1000, 1, 1_000_000),

@@ -9,14 +9,14 @@ import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { buildApp, type App } from './app.js'
 import { TokenStore } from './auth/tokens.js'
-import { FileBlobStore, MemoryBlobStore } from './blobs/index.js'
+import { createBlobStore } from './blobs/index.js'
 import { registryLimits, type Config } from './config.js'
 import { InvalidConfig } from './errors.js'
 import { boundHeapGrowth } from './heap-growth.js'
 import { processLogger } from './http/request-log.js'
 import { acquireLock, type LockFile } from './lock-file.js'
 import { createRegistry, type SessionRegistry } from './registry/session-registry.js'
-import { createStorage } from './storage/index.js'
+import { openStorage } from './storage/open-storage.js'
 
 /** After this long, connections still open at shutdown are cut. */
 const SHUTDOWN_GRACE_MS = 10_000
@@ -30,6 +30,8 @@ export interface RunningServer {
   tokens: TokenStore | undefined
   /** The address Fastify reports, e.g. `http://127.0.0.1:8787`. */
   address: string
+  /** Releases the storage (the database pool of `STORAGE=postgres`) once the registries closed. */
+  closeStorage: () => Promise<void>
 }
 
 /**
@@ -69,18 +71,21 @@ export async function reloadTokens ({ tokens }: RunningServer, logger: Logger): 
 }
 
 /**
- * Takes the lock (disk storage only), opens everything and listens.
+ * Takes the lock (not for memory storage: with `postgres` DATA_DIR still holds the blobs), opens
+ * everything and listens.
  * @throws DataDirLocked when another live process owns `config.dataDir`; any start-up error,
- * after the lock was released again.
+ * after the lock was released and the storage closed again.
  */
 export async function startServer (config: Config, logger: Logger): Promise<RunningServer> {
-  const disk = config.storage === 'disk'
-  const lock = disk ? await acquireLock(join(config.dataDir, '.lock')) : undefined
+  const lock = config.storage === 'memory' ? undefined : await acquireLock(join(config.dataDir, '.lock'))
   if (lock !== undefined) process.once('exit', () => lock.releaseSync())
+  let closeStorage = async (): Promise<void> => {}
   try {
     const tokens = config.authTokensFile === undefined ? undefined : await loadTokens(config.authTokensFile)
-    const storage = createStorage(config.storage)
-    const blobs = disk ? new FileBlobStore(join(config.dataDir, 'blobs')) : new MemoryBlobStore()
+    const opened = await openStorage(config, logger)
+    const storage = opened.storage
+    closeStorage = opened.close
+    const blobs = createBlobStore(config.storage, config.dataDir)
     const registry = createRegistry({
       dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
     })
@@ -88,8 +93,9 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
     const address = await app.listen({ host: config.host, port: config.port })
     const auth = tokens === undefined ? 'open' : 'tokens'
     logger.info({ address, dataDir: config.dataDir, storage: config.storage, auth, tokens: tokens?.size }, 'session-store listening')
-    return { app, registry, lock, tokens, address }
+    return { app, registry, lock, tokens, address, closeStorage }
   } catch (err) {
+    await closeStorage().catch(() => {})
     await lock?.release()
     throw err
   }
@@ -97,10 +103,11 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
 
 /**
  * Stops accepting, ends live streams of every tenant, closes every session (flush + fsync; the
- * app closes the tenants it opened, then the default registry closes), drops the lock.
+ * app closes the tenants it opened, then the default registry closes), closes the storage (the
+ * database pool), drops the lock.
  * Resolves with the process exit code: 0 when everything closed cleanly, else 1.
  */
-export async function stopServer ({ app, registry, lock }: RunningServer, logger: Logger): Promise<number> {
+export async function stopServer ({ app, registry, lock, closeStorage }: RunningServer, logger: Logger): Promise<number> {
   const cut = setTimeout(() => app.server.closeAllConnections(), SHUTDOWN_GRACE_MS).unref()
   let code = 0
   try {
@@ -111,6 +118,10 @@ export async function stopServer ({ app, registry, lock }: RunningServer, logger
     code = 1
   } finally {
     clearTimeout(cut)
+    await closeStorage().catch((err: unknown) => {
+      logger.error({ err }, 'closing the storage failed')
+      code = 1
+    })
     await lock?.release()
   }
   logger.info({ code }, 'session-store stopped')

@@ -156,8 +156,12 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ CORS_ORIGINS: 'a.example' })).toThrow("'a.example' is not an origin")
   })
 
-  it('refuses STORAGE=postgres with a clear message', () => {
-    expect(() => loadConfig({ STORAGE: 'postgres' })).toThrow("STORAGE: 'postgres' is not available yet")
+  it('takes STORAGE=postgres only with a postgres DATABASE_URL, naming it otherwise', () => {
+    const url = 'postgres://app@db.example:5432/sessions'
+    expect(loadConfig({ STORAGE: 'postgres', DATABASE_URL: url })).toMatchObject({ storage: 'postgres', databaseUrl: url })
+    expect(() => loadConfig({ STORAGE: 'postgres' })).toThrow('DATABASE_URL: required with STORAGE=postgres')
+    expect(() => loadConfig({ STORAGE: 'postgres', DATABASE_URL: 'mysql://db/x' })).toThrow('DATABASE_URL: expected a postgres://')
+    expect(loadConfig({ STORAGE: 'disk', DATABASE_URL: url }).databaseUrl).toBeUndefined()
   })
 
   it.each([

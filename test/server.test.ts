@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { request } from 'undici'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { builtServer } from './helpers/build.js'
+import { createTestDatabase, pgAvailable } from './helpers/pg.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -73,10 +74,48 @@ describe('src/server.ts', () => {
     expect(lines.slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'session-store stopped'])
   })
 
-  it('refuses STORAGE=postgres with a clear message and exit code 1', async () => {
-    const server = startServer({ DATA_DIR: dir, STORAGE: 'postgres' })
+  it('refuses STORAGE=postgres without DATABASE_URL, naming it, with exit code 1', async () => {
+    const server = startServer({ DATA_DIR: dir, STORAGE: 'postgres', DATABASE_URL: '' })
     running.push(server)
     expect(await server.exited).toBe(1)
-    expect(server.stderr.join('')).toContain("STORAGE: 'postgres' is not available yet")
+    expect(server.stderr.join('')).toContain('DATABASE_URL: required with STORAGE=postgres')
   })
+
+  it.runIf(pgAvailable)('with STORAGE=postgres keeps sessions in the database: a restart on an empty DATA_DIR serves them', async () => {
+    const db = await createTestDatabase()
+    try {
+      const first = startServer({ DATA_DIR: dir, STORAGE: 'postgres', DATABASE_URL: db.url })
+      running.push(first)
+      const address = await listeningAddress(first)
+      const created = await request(`${address}/v1/sessions`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ cwd: '/work/p' }),
+      })
+      const { id } = (await created.body.json() as { header: { id: string } }).header
+      const appended = await request(`${address}/v1/sessions/${id}/entries`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ entries: [{ type: 'message', message: { role: 'user', content: 'hello' } }, { type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'hi' }] } }] }),
+      })
+      expect(appended.statusCode).toBe(201)
+      expect(await appended.body.json()).toMatchObject({ persisted: true })
+      const exported = await (await request(`${address}/v1/sessions/${id}/export`)).body.text()
+      first.child.kill('SIGTERM')
+      expect(await first.exited).toBe(0)
+
+      const empty = await mkdtemp(join(tmpdir(), 'ss-server-'))
+      try {
+        const second = startServer({ DATA_DIR: empty, STORAGE: 'postgres', DATABASE_URL: db.url })
+        running.push(second)
+        const again = await listeningAddress(second)
+        expect(exported.split('\n')).toHaveLength(4)
+        expect(await (await request(`${again}/v1/sessions/${id}/export`)).body.text()).toBe(exported)
+        second.child.kill('SIGTERM')
+        expect(await second.exited).toBe(0)
+      } finally {
+        await rm(empty, { recursive: true, force: true })
+      }
+    } finally {
+      await db.drop()
+    }
+  }, 90_000) // two server processes start one after the other
 })

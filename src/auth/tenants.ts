@@ -5,7 +5,7 @@
  * or blob of one tenant is simply not found (404) by another: nothing is shared to leak.
  */
 import { join } from 'node:path'
-import { FileBlobStore, MemoryBlobStore } from '../blobs/index.js'
+import { createBlobStore } from '../blobs/index.js'
 import type { BlobStore } from '../blobs/types.js'
 import { InvalidArgument, NotReady } from '../errors.js'
 import { createRegistry, type SessionRegistry } from '../registry/session-registry.js'
@@ -27,7 +27,7 @@ export interface TenantsOptions {
   dataDir: string
   /** The session storage every tenant's registry uses (paths keep tenants apart). */
   storage: SessionStorage
-  /** `disk`: a tenant's blobs are files under its root; `memory`: a private in-memory store. */
+  /** Chooses each tenant's blob store (`createBlobStore`). */
   storageKind: StorageKind
   /** The default tenant's registry and blobs, owned (and closed) by the caller. */
   defaultTenant: { registry: SessionRegistry, blobs: BlobStore }
@@ -94,7 +94,7 @@ export class Tenants {
   #create (name: string): Tenant {
     const { dataDir, storage, storageKind, logger, maxOpenSessions, defaultTenant } = this.#options
     const root = tenantRoot(dataDir, name)
-    const blobs = storageKind === 'disk' ? new FileBlobStore(join(root, 'blobs')) : new MemoryBlobStore()
+    const blobs = createBlobStore(storageKind, root)
     const registry = createRegistry({
       dataDir: root,
       storage,

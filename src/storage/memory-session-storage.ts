@@ -5,9 +5,9 @@
  * and a writer keeps writing to the file it opened (like a file descriptor follows its inode)
  * even when that file is renamed. Nothing here is durable; `fsync` and `syncDir` do nothing.
  */
-import { basename, dirname, join, normalize, sep } from 'node:path'
+import { PathTree, fsError, pathKey as key } from './path-tree.js'
 import { SerialWriter, type WriterBackend } from './serial-writer.js'
-import { assertByteCount, decodeUtf8, nameMatcher } from './storage-helpers.js'
+import { assertByteCount, decodeUtf8 } from './storage-helpers.js'
 import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageStat } from './types.js'
 
 /** The mutating steps a test can make fail through `failWrites`. */
@@ -30,24 +30,12 @@ interface MemoryFile {
   mtimeMs: number
 }
 
-function fsError (code: 'ENOENT' | 'EISDIR' | 'ENOTDIR', syscall: string, path: string): NodeJS.ErrnoException {
-  const text = { ENOENT: 'no such file or directory', EISDIR: 'illegal operation on a directory', ENOTDIR: 'not a directory' }
-  return Object.assign(new Error(`${code}: ${text[code]}, ${syscall} '${path}'`), { code, syscall, path })
-}
-
-/** Map key of a path: normalized, without a trailing separator. */
-function key (path: string): string {
-  const n = normalize(path)
-  return n.length > 1 && n.endsWith(sep) ? n.slice(0, -1) : n
-}
-
 /** @see SPEC.md §10.1, §10.4 */
 /** Characters per piece of `readTextChunks`. */
 const CHUNK_CHARS = 256 * 1024
 
 export class MemorySessionStorage implements SessionStorage {
-  readonly #files = new Map<string, MemoryFile>()
-  readonly #dirs = new Set<string>()
+  readonly #tree = new PathTree<MemoryFile>()
   readonly #failWrites: MemorySessionStorageOptions['failWrites']
   #lastMtimeMs = 0
 
@@ -57,13 +45,12 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** Records `dir` and its ancestors as directories. */
   ensureDirSync (dir: string): void {
-    this.#addDirs(key(dir))
+    this.#tree.addDirs(dir)
   }
 
   /** True for a file, or for a directory created by `ensureDirSync` or implied by a file below it. */
   existsSync (path: string): boolean {
-    const k = key(path)
-    return this.#files.has(k) || this.#dirs.has(k)
+    return this.#tree.exists(path)
   }
 
   /** Replaces the whole content (creating parent directories); an open writer sees the new content. */
@@ -75,28 +62,18 @@ export class MemorySessionStorage implements SessionStorage {
 
   /** `size` in UTF-8 bytes; throws code `ENOENT` when missing (`EISDIR` for a directory: files only). */
   statSync (path: string): StorageStat {
-    const file = this.#file(path, 'stat')
+    const file = this.#tree.file(path, 'stat')
     return { size: Buffer.byteLength(file.content, 'utf8'), mtimeMs: file.mtimeMs, mtime: new Date(file.mtimeMs) }
   }
 
   /** Full paths (`join(dir, name)`) of files directly in `dir` matching `pattern`, sorted by name. */
   listFilesSync (dir: string, pattern: string): string[] {
-    const matches = nameMatcher(pattern)
-    const k = key(dir)
-    const names: string[] = []
-    for (const path of this.#files.keys()) {
-      const name = basename(path)
-      if (dirname(path) === k && matches(name)) names.push(name)
-    }
-    return names.sort().map((name) => join(dir, name))
+    return this.#tree.listFiles(dir, pattern)
   }
 
   /** Full paths of the directories directly in `dir`, created or implied by a file; sorted. */
   listDirsSync (dir: string): string[] {
-    const k = key(dir)
-    const names = new Set<string>()
-    for (const d of this.#dirs) if (dirname(d) === k && d !== k) names.add(basename(d))
-    return [...names].sort().map((name) => join(dir, name))
+    return this.#tree.listDirs(dir)
   }
 
   async exists (path: string): Promise<boolean> {
@@ -104,12 +81,12 @@ export class MemorySessionStorage implements SessionStorage {
   }
 
   async readText (path: string): Promise<string> {
-    return this.#file(path, 'open').content
+    return this.#tree.file(path, 'open').content
   }
 
   /** The file as it is now, in pieces of at most `CHUNK_CHARS` UTF-16 units (a surrogate pair is never split). */
   async * readTextChunks (path: string): AsyncIterable<string> {
-    const content = this.#file(path, 'open').content
+    const content = this.#tree.file(path, 'open').content
     for (let at = 0; at < content.length;) {
       let end = Math.min(content.length, at + CHUNK_CHARS)
       const last = content.charCodeAt(end - 1)
@@ -126,7 +103,7 @@ export class MemorySessionStorage implements SessionStorage {
 
   readTextPrefixSync (path: string, maxBytes: number): string {
     assertByteCount(maxBytes)
-    const bytes = Buffer.from(this.#file(path, 'open').content, 'utf8')
+    const bytes = Buffer.from(this.#tree.file(path, 'open').content, 'utf8')
     return decodeUtf8(bytes.subarray(0, maxBytes))
   }
 
@@ -138,18 +115,17 @@ export class MemorySessionStorage implements SessionStorage {
   async rename (path: string, nextPath: string): Promise<void> {
     const from = key(path)
     const to = key(nextPath)
-    const file = this.#file(path, 'rename')
+    const file = this.#tree.file(path, 'rename')
     this.#inject(to, 'rename')
-    if (this.#dirs.has(to)) throw fsError('EISDIR', 'rename', nextPath)
+    this.#tree.assertCanPut(to, 'rename')
     if (from === to) return
-    this.#addDirs(dirname(to))
-    this.#files.delete(from)
-    this.#files.set(to, file)
+    this.#tree.delete(from)
+    this.#tree.set(to, file)
   }
 
   async unlink (path: string): Promise<void> {
-    this.#file(path, 'unlink')
-    this.#files.delete(key(path))
+    this.#tree.file(path, 'unlink')
+    this.#tree.delete(path)
   }
 
   /**
@@ -161,8 +137,8 @@ export class MemorySessionStorage implements SessionStorage {
     let opened: MemoryFile | undefined
     const open = (): MemoryFile => {
       if (opened !== undefined) return opened
-      if (this.#dirs.has(k)) throw fsError('EISDIR', 'open', path)
-      const existing = this.#files.get(k)
+      if (this.#tree.isDir(k)) throw fsError('EISDIR', 'open', path)
+      const existing = this.#tree.get(k)
       opened = existing === undefined || options.flags === 'w' ? this.#put(k, '') : existing
       return opened
     }
@@ -196,30 +172,12 @@ export class MemorySessionStorage implements SessionStorage {
     if (err !== undefined) throw err
   }
 
-  #file (path: string, syscall: string): MemoryFile {
-    const k = key(path)
-    const file = this.#files.get(k)
-    if (file !== undefined) return file
-    throw fsError(this.#dirs.has(k) ? 'EISDIR' : 'ENOENT', syscall, path)
-  }
-
   /** Writes `content` into the file at `k` (in place when it exists, so writers keep seeing it). */
   #put (k: string, content: string): MemoryFile {
-    if (this.#dirs.has(k)) throw fsError('EISDIR', 'open', k)
-    this.#addDirs(dirname(k))
-    const file = this.#files.get(k) ?? { content: '', mtimeMs: 0 }
+    const file = this.#tree.get(k) ?? { content: '', mtimeMs: 0 }
+    this.#tree.set(k, file)
     file.content = content
     file.mtimeMs = this.#tick()
-    this.#files.set(k, file)
     return file
-  }
-
-  /** Records `dir` and its ancestors; all or nothing when a file stands in the way (ENOTDIR). */
-  #addDirs (dir: string): void {
-    const chain = [dir]
-    for (let d = dir; dirname(d) !== d; d = dirname(d)) chain.push(dirname(d))
-    const blocked = chain.find((d) => this.#files.has(d))
-    if (blocked !== undefined) throw fsError('ENOTDIR', 'mkdir', blocked)
-    for (const d of chain) this.#dirs.add(d)
   }
 }

@@ -58,7 +58,7 @@ describe('usage errors exit 2 with session-store: <message>', () => {
     [['tail', 'x', '--server', 'http://x', '--after', 'abc'], "--after: expected a non-negative integer, got 'abc'"],
     [['serve', 'extra'], "Unexpected argument 'extra'"],
     [['serve', '--port', 'abc'], "--port: expected an integer from 0 to 65535, got 'abc'"],
-    [['serve', '--storage', 'tape'], "--storage: expected 'disk' or 'memory', got 'tape'"],
+    [['serve', '--storage', 'tape'], "--storage: expected 'disk', 'memory' or 'postgres', got 'tape'"],
     [['serve', '--log-level', 'loud'], '--log-level: expected one of'],
     [['serve', '--body-limit', '0'], '--body-limit: expected an integer from 1'],
   ])('%j', async (args, message) => {

@@ -1,6 +1,8 @@
 /**
  * The app every HTTP test builds: memory storage, memory blobs and the real session registry.
- * Close it with `app.close()`; that also closes the registry.
+ * With TEST_STORAGE=postgres the sessions are kept in PostgreSQL instead (test/helpers/pg-storage.ts),
+ * each app in a schema of its own. Close it with `app.close()`; that also closes the registry
+ * (and the database storage).
  */
 import { join } from 'node:path'
 import { buildApp, type App, type AppDeps } from '../../src/app.js'
@@ -8,6 +10,7 @@ import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import { loadConfig, registryLimits, type Config } from '../../src/config.js'
 import { createRegistry } from '../../src/registry/session-registry.js'
 import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
+import { onPostgres, openTestPgStorage } from './pg-storage.js'
 
 export interface TestAppOverrides extends Partial<Omit<AppDeps, 'config'>> {
   config?: Partial<Config>
@@ -20,22 +23,31 @@ export function testConfig (overrides: Partial<Config> = {}): Config {
 
 export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<App> {
   const config = testConfig(overrides.config)
-  const storage = overrides.storage ?? new MemorySessionStorage()
+  const pgStorage = overrides.storage === undefined && onPostgres ? await openTestPgStorage(config.dataDir) : undefined
+  const storage = overrides.storage ?? pgStorage?.storage ?? new MemorySessionStorage()
   const blobs = overrides.blobs ?? new MemoryBlobStore()
-  const registry = overrides.registry ?? createRegistry({
-    dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
-  })
-  const app = await buildApp({
-    config,
-    storage,
-    blobs,
-    registry,
-    logger: overrides.logger ?? false,
-    ...(overrides.tokens === undefined ? {} : { tokens: overrides.tokens }),
-    ...(overrides.tenants === undefined ? {} : { tenants: overrides.tenants }),
-  })
-  app.addHook('onClose', async () => { await registry.close() })
-  return app
+  try {
+    const registry = overrides.registry ?? createRegistry({
+      dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
+    })
+    const app = await buildApp({
+      config,
+      storage,
+      blobs,
+      registry,
+      logger: overrides.logger ?? false,
+      ...(overrides.tokens === undefined ? {} : { tokens: overrides.tokens }),
+      ...(overrides.tenants === undefined ? {} : { tenants: overrides.tenants }),
+    })
+    app.addHook('onClose', async () => {
+      await registry.close()
+      await pgStorage?.close()
+    })
+    return app
+  } catch (err) {
+    await pgStorage?.close()
+    throw err
+  }
 }
 
 /** The same app on the disk storage under `dataDir` (sessions and blobs written for real). */

@@ -143,4 +143,21 @@ END
 $fn$;
 `,
   },
+  {
+    version: 3,
+    name: 'files of the session storage: session paths, other files',
+    // `PgSessionStorage` keeps DATA_DIR's files here, by path relative to DATA_DIR: a session
+    // file as its ss_sessions row (path set) with its entries, any other file (breadcrumbs,
+    // temp files of a rewrite, set-aside files) whole in ss_files.
+    sql: `
+ALTER TABLE ss_sessions ADD COLUMN path text;
+CREATE UNIQUE INDEX ss_sessions_path ON ss_sessions (path);
+
+CREATE TABLE ss_files (
+  path         text        PRIMARY KEY,
+  content      bytea       NOT NULL,
+  modified_at  timestamptz NOT NULL DEFAULT now()
+);
+`,
+  },
 ]

@@ -21,7 +21,7 @@ describe.runIf(pgAvailable)('PostgreSQL schema migrations', () => {
     expect([...a.applied, ...b.applied].sort()).toEqual(MIGRATIONS.map((m) => m.version))
     const { rows } = await pool().query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
     expect(rows.map((r: { table_name: string }) => r.table_name)).toEqual([
-      'ss_blobs', 'ss_breadcrumbs', 'ss_entries', 'ss_idempotency_keys', 'ss_schema_migrations', 'ss_sessions',
+      'ss_blobs', 'ss_breadcrumbs', 'ss_entries', 'ss_files', 'ss_idempotency_keys', 'ss_schema_migrations', 'ss_sessions',
     ])
   })
 
