@@ -19,6 +19,7 @@ import uiRoutes from '../routes/ui.js'
 import { redactingLogger } from './auth/redaction.js'
 import { Tenants } from './auth/tenants.js'
 import type { TokenStore } from './auth/tokens.js'
+import { createBlobStore, type BlobStoreFactory } from './blobs/index.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
 import { OneLineRequestLog } from './http/request-log.js'
@@ -46,6 +47,8 @@ export interface AppDeps {
   storage: SessionStorage
   /** The default tenant's blobs. */
   blobs: BlobStore
+  /** Makes the blob store of every other tenant. Default: `createBlobStore(config.storage, root)`. */
+  blobStores?: BlobStoreFactory
   /** The default tenant's registry (over `config.dataDir`); its owner closes it. */
   registry: SessionRegistry
   /**
@@ -79,7 +82,7 @@ function tenantsOf (deps: AppDeps, app: App): Tenants {
   const tenants = new Tenants({
     dataDir: deps.config.dataDir,
     storage: deps.storage,
-    storageKind: deps.config.storage,
+    blobStores: deps.blobStores ?? ((root) => createBlobStore(deps.config.storage, root)),
     defaultTenant: { registry: deps.registry, blobs: deps.blobs },
     logger: app.log,
     maxOpenSessions: deps.config.maxOpenSessions,

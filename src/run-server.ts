@@ -8,8 +8,7 @@
 import { join } from 'node:path'
 import type { Logger } from 'pino'
 import { buildApp, type App } from './app.js'
-import { TokenStore } from './auth/tokens.js'
-import { createBlobStore } from './blobs/index.js'
+import { DEFAULT_TENANT, TokenStore } from './auth/tokens.js'
 import { registryLimits, type Config } from './config.js'
 import { InvalidConfig } from './errors.js'
 import { boundHeapGrowth } from './heap-growth.js'
@@ -71,7 +70,7 @@ export async function reloadTokens ({ tokens }: RunningServer, logger: Logger): 
 }
 
 /**
- * Takes the lock (not for memory storage: with `postgres` DATA_DIR still holds the blobs), opens
+ * Takes the DATA_DIR lock (not for memory storage), opens
  * everything and listens.
  * @throws DataDirLocked when another live process owns `config.dataDir`; any start-up error,
  * after the lock was released and the storage closed again.
@@ -85,11 +84,11 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
     const opened = await openStorage(config, logger)
     const storage = opened.storage
     closeStorage = opened.close
-    const blobs = createBlobStore(config.storage, config.dataDir)
+    const blobs = opened.blobs(config.dataDir, DEFAULT_TENANT)
     const registry = createRegistry({
       dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
     })
-    const app = await buildApp({ config, storage, blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
+    const app = await buildApp({ config, storage, blobs, blobStores: opened.blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
     const address = await app.listen({ host: config.host, port: config.port })
     const auth = tokens === undefined ? 'open' : 'tokens'
     logger.info({ address, dataDir: config.dataDir, storage: config.storage, auth, tokens: tokens?.size }, 'session-store listening')

@@ -5,12 +5,11 @@
  * or blob of one tenant is simply not found (404) by another: nothing is shared to leak.
  */
 import { join } from 'node:path'
-import { createBlobStore } from '../blobs/index.js'
+import type { BlobStoreFactory } from '../blobs/index.js'
 import type { BlobStore } from '../blobs/types.js'
 import { InvalidArgument, NotReady } from '../errors.js'
 import { createRegistry, type SessionRegistry } from '../registry/session-registry.js'
 import type { Logger } from '../session/logger.js'
-import type { StorageKind } from '../storage/index.js'
 import type { SessionStorage } from '../storage/types.js'
 import { DEFAULT_TENANT, TENANT_RE } from './tokens.js'
 
@@ -27,8 +26,8 @@ export interface TenantsOptions {
   dataDir: string
   /** The session storage every tenant's registry uses (paths keep tenants apart). */
   storage: SessionStorage
-  /** Chooses each tenant's blob store (`createBlobStore`). */
-  storageKind: StorageKind
+  /** Makes each tenant's blob store. */
+  blobStores: BlobStoreFactory
   /** The default tenant's registry and blobs, owned (and closed) by the caller. */
   defaultTenant: { registry: SessionRegistry, blobs: BlobStore }
   logger?: Logger
@@ -92,9 +91,9 @@ export class Tenants {
   }
 
   #create (name: string): Tenant {
-    const { dataDir, storage, storageKind, logger, maxOpenSessions, defaultTenant } = this.#options
+    const { dataDir, storage, blobStores, logger, maxOpenSessions, defaultTenant } = this.#options
     const root = tenantRoot(dataDir, name)
-    const blobs = createBlobStore(storageKind, root)
+    const blobs = blobStores(root, name)
     const registry = createRegistry({
       dataDir: root,
       storage,

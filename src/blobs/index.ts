@@ -11,10 +11,13 @@ export { FileBlobStore } from './file-blob-store.js'
 export { MemoryBlobStore } from './memory-blob-store.js'
 export { BLOB_REF_PREFIX, assertBlobHash, blobRefFor, isBlobHash, parseBlobRef, sha256Hex } from './hash.js'
 
+/** Makes the blob store of one tenant, given the tenant's storage root (`DATA_DIR` or below it). */
+export type BlobStoreFactory = (root: string, tenant: string) => BlobStore
+
 /**
- * The blob store of a storage root (`DATA_DIR` or a tenant's root), and the one place where the
- * blob store is chosen: `memory` keeps blobs in the process; `disk` and, for now, `postgres`
- * keep them as files under `<root>/blobs`.
+ * The blob store of a storage root without a database: `memory` keeps blobs in the process,
+ * `disk` as files under `<root>/blobs`. With `STORAGE=postgres` the opened storage chooses
+ * (src/storage/open-storage.ts: rows of `ss_blobs`); this is the fallback of an app given none.
  */
 export function createBlobStore (kind: StorageKind, root: string): BlobStore {
   return kind === 'memory' ? new MemoryBlobStore() : new FileBlobStore(join(root, 'blobs'))

@@ -4,8 +4,7 @@
  * `openStore` is the one place that knows how a DATA_DIR and a PostgreSQL database become
  * such a store; the move itself (store-move.ts) works on the interfaces only.
  */
-import { basename, join } from 'node:path'
-import type pg from 'pg'
+import { basename, join, resolve } from 'node:path'
 import { tenantRoot } from '../auth/tenants.js'
 import { DEFAULT_TENANT, TENANT_RE } from '../auth/tokens.js'
 import { FileBlobStore } from '../blobs/index.js'
@@ -82,6 +81,12 @@ export function layoutStore (options: LayoutOptions): Store {
 const LOCK_HINT = 'stop that server first: migrate needs the DATA_DIR to itself'
 
 /**
+ * The root the paths of a database store are taken under. A database stores paths relative to
+ * its server's DATA_DIR, so any root reads the same files; this one names no directory here.
+ */
+const DATABASE_ROOT = resolve('/', 'session-store-database')
+
+/**
  * Opens `target` for a move. A DATA_DIR is locked until `close()` (a source must exist; a
  * destination is created). A database is migrated to the current schema.
  */
@@ -99,35 +104,37 @@ export async function openStore (target: StoreTarget, role: 'source' | 'destinat
   }
   const label = redactUrl(target.url)
   // Loaded here, so that no other command pays for the database driver at start-up.
-  const [{ createPool, query }, { migrate }, { PgBlobStore }] = await Promise.all([
+  const [{ createPool, query }, { migrate }, { PgBlobStore }, { PgSessionStorage }, { acquireInstanceLock }] = await Promise.all([
     import('../storage/postgres/pool.js'), import('../storage/postgres/migrate.js'), import('../storage/postgres/pg-blob-store.js'),
+    import('../storage/postgres/pg-session-storage.js'), import('../storage/postgres/instance-lock.js'),
   ])
-  const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
+  let release = async (): Promise<void> => {}
   try {
-    const { storage, dataDir } = openPgSessionStorage(pool)
+    // A server on the database answers from its own catalog: refuse while one runs, and keep
+    // one from starting until the move is done.
+    const lock = await acquireInstanceLock(target.url)
+    const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
+    release = async () => {
+      try {
+        await pool.end()
+      } finally {
+        await lock.release()
+      }
+    }
     await migrate(pool)
+    const storage = await PgSessionStorage.open(pool, { dataDir: DATABASE_ROOT })
     return layoutStore({
       label,
       storage,
-      dataDir,
+      dataDir: DATABASE_ROOT,
       blobs: (tenant) => new PgBlobStore(pool, tenant),
       moreTenants: async () => (await query<{ tenant: string }>(pool,
         'SELECT tenant FROM ss_sessions UNION SELECT tenant FROM ss_blobs')).rows.map((r) => r.tenant),
-      close: async () => { await pool.end() },
+      close: release,
     })
   } catch (err) {
-    await pool.end()
+    await release()
     if (err instanceof CliError) throw err
     throw new CliError(`${label}: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
   }
-}
-
-/**
- * The session files of a PostgreSQL store, as the server with `STORAGE=postgres` sees them:
- * its `SessionStorage` over `pool` and the root its paths live under. The session files of a
- * database cannot be read or written by this build yet; blobs can.
- */
-export function openPgSessionStorage (_pool: pg.Pool): { storage: SessionStorage, dataDir: string } {
-  throw new CliError('session files in PostgreSQL are not available in this build: ' +
-    'migrate --from/--to a database needs its session storage')
 }

@@ -4,24 +4,31 @@
  * schema migrations applied, then the storage with its catalog loaded. `close()` ends the pool
  * and drops the lock, after everything using them closed.
  */
+import { createBlobStore, type BlobStoreFactory } from '../blobs/index.js'
 import type { Config } from '../config.js'
 import { InvalidConfig } from '../errors.js'
 import { silentLogger, type Logger } from '../session/logger.js'
 import { createStorage } from './index.js'
 import { acquireInstanceLock } from './postgres/instance-lock.js'
 import { migrate } from './postgres/migrate.js'
+import { PgBlobStore } from './postgres/pg-blob-store.js'
 import { PgSessionStorage } from './postgres/pg-session-storage.js'
 import { createPool } from './postgres/pool.js'
 import type { SessionStorage } from './types.js'
 
 export interface OpenedStorage {
   storage: SessionStorage
+  /** Each tenant's blob store: files or memory beside the sessions, rows of `ss_blobs` with `postgres`. */
+  blobs: BlobStoreFactory
   /** Releases what the storage holds (the database pool); idempotent. */
   close(): Promise<void>
 }
 
 export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'>, logger: Logger = silentLogger): Promise<OpenedStorage> {
-  if (config.storage !== 'postgres') return { storage: createStorage(config.storage), close: async () => {} }
+  const kind = config.storage
+  if (kind !== 'postgres') {
+    return { storage: createStorage(kind), blobs: (root) => createBlobStore(kind, root), close: async () => {} }
+  }
   if (config.databaseUrl === undefined) throw new InvalidConfig('DATABASE_URL', 'required with STORAGE=postgres')
   const lock = await acquireInstanceLock(config.databaseUrl)
   const pool = createPool(config.databaseUrl, { logger })
@@ -35,7 +42,7 @@ export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 
   try {
     await migrate(pool, { logger })
     const storage = await PgSessionStorage.open(pool, { dataDir: config.dataDir })
-    return { storage, close }
+    return { storage, blobs: (_root, tenant) => new PgBlobStore(pool, tenant), close }
   } catch (err) {
     await close()
     throw err

@@ -172,7 +172,7 @@ describe('Tenants', () => {
     const storage = new MemorySessionStorage()
     const blobs = new MemoryBlobStore()
     const registry = createRegistry({ dataDir: '/t', storage, blobs })
-    const tenants = new Tenants({ dataDir: '/t', storage, storageKind: 'memory', defaultTenant: { registry, blobs } })
+    const tenants = new Tenants({ dataDir: '/t', storage, blobStores: () => new MemoryBlobStore(), defaultTenant: { registry, blobs } })
     expect(tenants.names).toEqual(['default'])
     expect(tenants.get('default').registry).toBe(registry)
     const acmeTenant = tenants.get('acme')

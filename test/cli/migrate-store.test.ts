@@ -1,8 +1,7 @@
 /**
  * `session-store migrate --from <store> --to <store> [--merge]`: the command around the store
  * move (the move itself: store-move.test.ts). DATA_DIR to DATA_DIR end to end, the refusal of
- * a non-empty destination, `--merge`, and a database whose session files this build cannot
- * reach yet.
+ * a non-empty destination, `--merge`, and a DATA_DIR moved into a database and back.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -11,6 +10,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FileBlobStore } from '../../src/blobs/index.js'
 import { runCli } from '../../src/cli/run.js'
 import { formatBytes } from '../../src/cli/store-move.js'
+import { acquireInstanceLock } from '../../src/storage/postgres/instance-lock.js'
+import { createTestDatabase } from '../helpers/pg.js'
 import { cli, FIXTURES, memoryIo } from './helpers.js'
 
 const SESSION = 'pi-v1-before-compaction.jsonl'
@@ -75,11 +76,29 @@ describe('session-store migrate --from --to', () => {
     expect(readFileSync(join(to, 'sessions', '--w--', SESSION), 'utf8')).toBe('mine\n')
   })
 
-  it('a database destination fails clearly while its session files are not available, and leaves the source unlocked', async () => {
-    const res = await run(['migrate', '--from', 'from', '--to', 'postgres://postgres:secret@127.0.0.1:1/none'])
-    expect(res.code).toBe(1)
-    expect(res.stderr).toBe('session-store: session files in PostgreSQL are not available in this build: migrate --from/--to a database needs its session storage\n')
-    expect(existsSync(join(from, '.lock'))).toBe(false)
+  it('moves a DATA_DIR into a database and back byte for byte, and refuses while a server holds the database', async () => {
+    const db = await createTestDatabase()
+    try {
+      const there = await run(['migrate', '--from', 'from', '--to', db.url])
+      expect(there.stderr.split('\n')).toContain('copying blobs: 1/1, 10 B')
+      expect(there.stdout).toMatch(/^moved 2 session files \(.+\) and 1 blob \(10 B\) in 2 tenants from .+; verified: every file and blob matches\n$/)
+      expect(there.code).toBe(0)
+      const back = await run(['migrate', '--from', db.url, '--to', 'back'])
+      expect(back.code).toBe(0)
+      for (const file of [join('sessions', '--w--', SESSION), join('tenants', 'acme', 'sessions', '--a--', 'a.jsonl'), join('tenants', 'acme', 'blobs', blobHash)]) {
+        expect(readFileSync(join(root, 'back', file)).equals(readFileSync(join(from, file)))).toBe(true)
+      }
+      const server = await acquireInstanceLock(db.url)
+      try {
+        const refused = await run(['migrate', '--from', 'from', '--to', db.url, '--merge'])
+        expect(refused.code).toBe(1)
+        expect(refused.stderr).toContain('another session-store server is using this database')
+      } finally {
+        await server.release()
+      }
+    } finally {
+      await db.drop()
+    }
   })
 
   it('a missing source DATA_DIR is an error, and nothing is created', async () => {

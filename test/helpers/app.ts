@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path'
 import { buildApp, type App, type AppDeps } from '../../src/app.js'
+import { DEFAULT_TENANT } from '../../src/auth/tokens.js'
 import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import { loadConfig, registryLimits, type Config } from '../../src/config.js'
 import { createRegistry } from '../../src/registry/session-registry.js'
@@ -25,7 +26,8 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
   const config = testConfig(overrides.config)
   const pgStorage = overrides.storage === undefined && onPostgres ? await openTestPgStorage(config.dataDir) : undefined
   const storage = overrides.storage ?? pgStorage?.storage ?? new MemorySessionStorage()
-  const blobs = overrides.blobs ?? new MemoryBlobStore()
+  // On PostgreSQL the blobs are rows too, unless the test brings its own store.
+  const blobs = overrides.blobs ?? pgStorage?.blobs(config.dataDir, DEFAULT_TENANT) ?? new MemoryBlobStore()
   try {
     const registry = overrides.registry ?? createRegistry({
       dataDir: config.dataDir, storage, blobs, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
@@ -34,6 +36,7 @@ export async function buildTestApp (overrides: TestAppOverrides = {}): Promise<A
       config,
       storage,
       blobs,
+      ...(overrides.blobs === undefined && pgStorage !== undefined ? { blobStores: pgStorage.blobs } : {}),
       registry,
       logger: overrides.logger ?? false,
       ...(overrides.tokens === undefined ? {} : { tokens: overrides.tokens }),

@@ -42,5 +42,5 @@ export async function createTestSchema (): Promise<{ url: string, drop: () => Pr
 export async function openTestPgStorage (dataDir: string): Promise<OpenedStorage> {
   const schema = await createTestSchema()
   const opened = await openStorage({ storage: 'postgres', dataDir, databaseUrl: schema.url })
-  return { storage: opened.storage, close: async () => { await opened.close(); await schema.drop() } }
+  return { storage: opened.storage, blobs: opened.blobs, close: async () => { await opened.close(); await schema.drop() } }
 }
