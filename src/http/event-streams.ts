@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Validation } from '../errors.js'
 import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
+import type { SessionEntryBase } from '../session/types.js'
 import { FrameCache, joinFrames } from './frame-cache.js'
 import { encodeSse, SseConnection } from './sse.js'
 import { stringifyJson } from '../session/json-text.js'
@@ -60,44 +61,76 @@ export async function streamSession (
   })
 }
 
+/**
+ * What a pass left to do: nothing until the next wake-up (`idle`), another pass at once
+ * (`more`: it wrote a full batch), wait for the socket (`drain`), load the session (`load`),
+ * or nothing ever (`end`: the stream ended).
+ */
+type PassOutcome = 'idle' | 'more' | 'drain' | 'load' | 'end'
+
+/**
+ * Streams the session from `after` on. Each pass writes the entries visible after the cursor,
+ * then the queued events. A wake-up runs the pass synchronously from the connection's wake
+ * slice when the stream was idle (`SseConnection.onWake`), so an append reaches every caught-up
+ * subscriber without a promise each; the loop below does the waiting (socket, load).
+ */
 async function pumpSession (
   registry: SessionRegistry, conn: SseConnection, id: string, after: number,
   blobs: BlobMode | undefined, events: SessionEvent[]
 ): Promise<void> {
   let cursor = after
-  while (!conn.closed) {
-    let batch: object[] = []
-    let gone = false
-    try {
-      batch = await registry.readVisible(id, cursor, READ_BATCH)
-    } catch {
-      gone = true // deleted: its `deleted` event is queued
-    }
+  /** One pass over `batch` (default: read now). `gone`: the session was deleted. */
+  const pass = (batch = registry.readVisibleNow(id, cursor, READ_BATCH), gone = false): PassOutcome => {
+    if (batch === undefined) return 'load'
     // Frames are joined into writes of at most WRITE_BYTES (a larger frame goes alone), so the
     // backlog limit still applies at about event granularity. Subscribers reading the same run
-    // write the same joined Buffer.
+    // write the same joined Buffer. The cursor moves past what was written only.
     let run: Buffer[] = []
     let bytes = 0
+    let next = cursor
     for (const entry of batch) {
-      const frame = entryFrame(entry, ++cursor, blobs)
+      const frame = entryFrame(entry, next + 1, blobs)
       if (bytes !== 0 && bytes + frame.length > WRITE_BYTES) {
-        if (!conn.send(joinFrames(run)) && !await conn.drain()) return
+        const accepted = conn.send(joinFrames(run))
+        cursor = next
+        if (!accepted) return conn.closed ? 'end' : 'drain'
         run = []
         bytes = 0
       }
       run.push(frame)
       bytes += frame.length
+      next++
     }
-    if (bytes !== 0 && !conn.send(joinFrames(run)) && !await conn.drain()) return
+    let accepted = true
+    if (bytes !== 0) {
+      accepted = conn.send(joinFrames(run))
+      cursor = next
+    }
     for (let event = events.shift(); event !== undefined; event = events.shift()) {
-      if (!conn.send(encodeSessionEvent(event)) && !await conn.drain()) return
+      accepted = conn.send(encodeSessionEvent(event)) && accepted
       if (event.type === 'deleted') gone = true
     }
-    if (gone) return conn.end()
-    // A short batch was everything visible when it was read; anything since then has woken us
-    // (a wake while we were busy is remembered), so there is no need to read again first.
-    if (batch.length === READ_BATCH) continue
-    if (await conn.nextWake() === 'closed') return
+    if (gone) conn.end()
+    if (conn.closed) return 'end'
+    if (!accepted) return 'drain'
+    // A short batch was everything visible when it was read; anything since then wakes us.
+    return batch.length === READ_BATCH ? 'more' : 'idle'
+  }
+  conn.onWake(() => pass() === 'idle')
+  let outcome = pass()
+  for (;;) {
+    if (outcome === 'end') return
+    if (outcome === 'idle' && await conn.nextWake() === 'closed') return
+    if (outcome === 'drain' && !await conn.drain()) return
+    if (outcome === 'load') {
+      let batch: SessionEntryBase[] | undefined
+      try {
+        batch = await registry.readVisible(id, cursor, READ_BATCH)
+      } catch {
+        batch = undefined // deleted: its `deleted` event is queued
+      }
+      outcome = batch === undefined ? pass([], true) : pass(batch)
+    } else outcome = pass()
   }
 }
 

@@ -6,6 +6,7 @@
  * buffered without bound (API.md "Live stream": it resumes with Last-Event-ID).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { bodyOutput, type BodyOutput } from './chunked-body.js'
 import { logCompleted } from './request-log.js'
 
 const LINE_BREAK = /\r\n|\r|\n/
@@ -82,11 +83,13 @@ export class SseConnection {
   readonly #onClose: Array<() => void> = []
   readonly #closeWaiters = new Set<() => void>()
   readonly #heartbeat: NodeJS.Timeout
+  readonly #out: BodyOutput
   #closed = false
   #dirty = false
   #wakeDue = false
   #ending = false
   #wake: ((reason: WakeReason) => void) | undefined
+  #onWake: (() => boolean) | undefined
 
   constructor (req: FastifyRequest, reply: FastifyReply, options: SseOptions) {
     this.#req = req
@@ -103,6 +106,7 @@ export class SseConnection {
       'x-accel-buffering': 'no',
     })
     raw.flushHeaders()
+    this.#out = bodyOutput(raw)
     this.#heartbeat = setTimeout(() => { this.#ping() }, options.heartbeatMs)
     // The response's `close` fires when the client goes away (the request's may fire as soon as
     // its body has been read, which for a stream means nothing).
@@ -129,12 +133,13 @@ export class SseConnection {
    */
   send (text: string | Buffer): boolean {
     if (this.#closed) return false
-    const raw = this.#reply.raw
-    if (raw.writableNeedDrain && raw.writableLength > this.#options.maxBufferedBytes) {
+    if (text.length === 0) return true // an empty chunk would end the body
+    const out = this.#out.stream
+    if (out.writableNeedDrain && out.writableLength > this.#options.maxBufferedBytes) {
       this.#cut('backlog over the limit')
       return false
     }
-    const accepted = raw.write(text)
+    const accepted = out.write(this.#out.encode(text))
     this.#heartbeat.refresh()
     return accepted
   }
@@ -144,13 +149,13 @@ export class SseConnection {
    * when the subscriber did not drain within `drainTimeoutMs` (it is then disconnected).
    */
   async drain (): Promise<boolean> {
-    const raw = this.#reply.raw
+    const out = this.#out.stream
     if (this.#closed) return false
-    if (!raw.writableNeedDrain) return true
+    if (!out.writableNeedDrain) return true
     return await new Promise<boolean>((resolve) => {
       const done = (drained: boolean): void => {
         clearTimeout(timer)
-        raw.off('drain', onDrain)
+        out.off('drain', onDrain)
         this.#closeWaiters.delete(onClose)
         resolve(drained && !this.#closed)
       }
@@ -160,7 +165,7 @@ export class SseConnection {
         this.#cut('buffer not drained in time')
         done(false)
       }, this.#options.drainTimeoutMs)
-      raw.on('drain', onDrain)
+      out.on('drain', onDrain)
       this.#closeWaiters.add(onClose)
     })
   }
@@ -180,7 +185,10 @@ export class SseConnection {
     }
   }
 
-  /** `wake` at once. */
+  /**
+   * `wake` at once. While `nextWake` is pending, the `onWake` handler runs first, right here;
+   * `nextWake` resolves only when there is none or it did not handle the wake-up.
+   */
   wakeNow (): void {
     this.#wakeDue = false
     const resolve = this.#wake
@@ -188,8 +196,27 @@ export class SseConnection {
       this.#dirty = true
       return
     }
+    if (this.#handled() || this.#wake === undefined) return // handled, or closed meanwhile
     this.#wake = undefined
     resolve('wake')
+  }
+
+  /**
+   * Lets a writer that waits in `nextWake` handle wake-ups synchronously: `fn` returns true when
+   * it did everything the wake-up called for, false (or throws) to have `nextWake` resolve.
+   * An append's fan-out then costs each subscriber a call, not a promise and a turn of the
+   * microtask queue.
+   */
+  onWake (fn: () => boolean): void {
+    this.#onWake = fn
+  }
+
+  #handled (): boolean {
+    try {
+      return this.#onWake?.() === true
+    } catch {
+      return false // `nextWake` resolves and the writer meets the error itself
+    }
   }
 
   /** Resolves on the next `wake()` (at once when one happened since the last call) or on close. */
@@ -212,7 +239,7 @@ export class SseConnection {
 
   #cut (reason: string): void {
     if (this.#closed) return
-    this.#reply.log.info({ buffered: this.#reply.raw.writableLength, reason }, 'slow SSE subscriber disconnected')
+    this.#reply.log.info({ buffered: this.#out.stream.writableLength, reason }, 'slow SSE subscriber disconnected')
     this.#reply.raw.destroy()
     this.#finish()
   }

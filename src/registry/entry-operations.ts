@@ -218,14 +218,21 @@ export async function context (core: RegistryCore, id: string, leafId?: string, 
 }
 
 /**
- * Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`. A loaded session
- * is read directly (a synchronous read cannot race an eviction, and a session with subscribers
- * is never evicted anyway): every live stream calls this once per append.
+ * Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`, loading the
+ * session if needed; rejects for a deleted one.
  */
 export async function readVisible (core: RegistryCore, id: string, after: number, max: number): Promise<SessionEntryBase[]> {
+  return readVisibleNow(core, id, after, max) ?? await core.use(id, (slot) => visibleSlice(slot, after, max))
+}
+
+/**
+ * `readVisible` of a loaded session, read synchronously (a synchronous read cannot race an
+ * eviction, and a session with subscribers is never evicted anyway): every live stream calls
+ * this once per append. Undefined when the session is not loaded or was deleted.
+ */
+export function readVisibleNow (core: RegistryCore, id: string, after: number, max: number): SessionEntryBase[] | undefined {
   const loaded = core.indexed ? core.open.peek(id) : undefined
-  if (loaded !== undefined && !loaded.deleted) return visibleSlice(loaded, after, max)
-  return await core.use(id, (slot) => visibleSlice(slot, after, max))
+  return loaded !== undefined && !loaded.deleted ? visibleSlice(loaded, after, max) : undefined
 }
 
 function visibleSlice (slot: OpenSession, after: number, max: number): SessionEntryBase[] {

@@ -121,6 +121,11 @@ export class SessionRegistry {
     return entries.readVisible(this.#core, id, after, max)
   }
 
+  /** `readVisible` without waiting: undefined when that would need a load (or it was deleted). */
+  readVisibleNow (id: string, after: number, max: number): SessionEntryBase[] | undefined {
+    return entries.readVisibleNow(this.#core, id, after, max)
+  }
+
   /** Listens to one session (404 when unknown); the session stays loaded until unsubscribed. */
   async subscribe (id: string, listener: SessionListener): Promise<() => void> {
     const core = this.#core

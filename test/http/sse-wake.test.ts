@@ -55,3 +55,22 @@ describe('SseConnection.wake', () => {
     expect(await conn.nextWake()).toBe('closed')
   })
 })
+
+describe('SseConnection.onWake', () => {
+  it('handles a wake-up in place while nextWake waits, and resolves nextWake when it does not', async () => {
+    const conn = connection()
+    let calls = 0
+    let handle = true
+    conn.onWake(() => { calls++; return handle })
+    let woken = 0
+    void conn.nextWake().then(() => { woken++ })
+    conn.wake()
+    await turn()
+    expect([calls, woken]).toEqual([1, 0])
+    handle = false
+    conn.wake()
+    await turn()
+    expect([calls, woken]).toEqual([2, 1])
+    conn.end()
+  })
+})
