@@ -39,7 +39,7 @@ describe('docker/smoke.sh', () => {
     const res = await smoke({ SMOKE_PORT: String(await freePort()) })
     expect(res.stderr).not.toContain('FAIL')
     expect(res.code).toBe(0)
-    expect(res.stdout).toContain("smoke: starting 'node dist/src/cli/main.js serve' with NODE_ENV=production HOST=0.0.0.0 DATA_DIR=")
+    expect(res.stdout).toContain("smoke: starting 'node dist/src/cli/main.js serve' with NODE_ENV=production HOST=0.0.0.0 UV_THREADPOOL_SIZE=64 DATA_DIR=")
     expect(res.stdout).toContain('smoke: GET /readyz answered 200\n')
     expect(res.stdout).toContain('smoke: HEALTHCHECK command passed\n')
     expect(res.stdout).toContain("smoke: created a token in AUTH_TOKENS_FILE with 'node dist/src/cli/main.js token create'\n")
