@@ -3,7 +3,7 @@
  * One function serves the typed methods and the generic `appendEntry` used by HTTP batches.
  */
 import { EntryNotFound, InvalidArgument } from '../errors.js'
-import { messageProblem, withReaderUsage } from './reader-fields.js'
+import { messageProblem, modelUsageProblem, withReaderUsage } from './reader-fields.js'
 import type { FileRecord } from './types.js'
 
 /** Roles only the model itself produces (§6.4 `appendMessage`). */
@@ -32,6 +32,10 @@ export function checkNewEntry (fields: FileRecord, exists: (id: string) => boole
     case 'branch_summary':
       if (typeof entry.fromId !== 'string') throw new InvalidArgument('fromId must be a string')
       break
+    default: {
+      const problem = modelUsageProblem(entry)
+      if (problem !== undefined) throw new InvalidArgument(problem)
+    }
   }
   return withReaderUsage(entry)
 }

@@ -319,7 +319,7 @@ export interface paths {
         put?: never;
         /**
          * Append entries (atomic batch)
-         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to `parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one.
+         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to `parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one. Entries are stored so that the agents can open and list the file (docs/compatibility.md): an assistant message, a `model_usage` entry and a `task` tool result get a complete `usage`, zeroed where missing, and the answer shows that stored form; an entry the agents could not read (an assistant `content` that is not an array of blocks, a text block without a string `text`, a user message without a string or array `content`, a usage record that is not an object, …) is refused with 400 naming the field.
          */
         post: operations["appendEntries"];
         delete?: never;

@@ -35,7 +35,7 @@ describe('what the agents need in every entry', () => {
     expect(stored.json().message.usage).toEqual((first!.message as Json).usage)
   })
 
-  it('refuses, naming the field, an assistant message the agents could not read (400)', async () => {
+  it('refuses, naming the field, an entry the agents could not read or list (400)', async () => {
     const s = await createSession(app)
     for (const [message, field] of [
       [{ role: 'assistant', content: 'plain text' }, 'message.content'],
@@ -43,11 +43,39 @@ describe('what the agents need in every entry', () => {
       [{ role: 'assistant', content: [{ type: 'text' }] }, 'message.content[0].text'],
       [{ role: 'assistant', content: [{ type: 'thinking', thinkingSignature: 's' }] }, 'message.content[0].thinking'],
       [{ role: 'assistant', content: [], usage: 5 }, 'message.usage'],
+      // The omp reader trims these of a failed turn while it builds the context.
+      [{ role: 'assistant', content: [{ type: 'redactedThinking' }], stopReason: 'error' }, 'message.content[0].data'],
+      [{ role: 'assistant', content: [{ type: 'thinking', thinking: '', thinkingSignature: 5 }], stopReason: 'error' }, 'message.content[0].thinkingSignature'],
+      // Both readers' session lists walk the content of user messages: without a string or an
+      // array of blocks the session silently drops out of the agent's list.
+      [{ role: 'user' }, 'message.content'],
+      [{ role: 'user', content: null }, 'message.content'],
+      [{ role: 'user', content: { text: 'hi' } }, 'message.content'],
+      [{ role: 'user', content: [null] }, 'message.content[0]'],
+      // The omp reader sums the usage of a task tool result while it indexes the file.
+      [{ role: 'toolResult', toolCallId: 'c1', toolName: 'task', content: [], details: { usage: [] } }, 'message.details.usage'],
     ] as const) {
       const res = await post(s.header.id, { type: 'message', message })
       expect(res.statusCode, res.body).toBe(400)
       expect(res.json().detail).toContain(field)
     }
+    // The same for a model_usage entry's usage record (summed while indexing, like the others).
+    for (const usage of [5, 'x', true, []]) {
+      const res = await post(s.header.id, { type: 'model_usage', usage })
+      expect(res.statusCode, res.body).toBe(400)
+      expect(res.json().detail).toContain('usage')
+    }
+    // What the readers tolerate stays accepted.
+    const fine = await post(s.header.id, {
+      entries: [
+        { type: 'message', message: { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', data: 'aGk=', mimeType: 'image/png' }] } },
+        { type: 'message', message: { role: 'assistant', content: [{ type: 'redactedThinking', data: 'opaque' }, { type: 'thinking', thinking: 't', thinkingSignature: null }], stopReason: 'error' } },
+        { type: 'message', message: { role: 'toolResult', toolCallId: 'c1', toolName: 'task', content: [], details: { usage: 'n/a' } } },
+        { type: 'model_usage' },
+        { type: 'model_usage', usage: null },
+      ],
+    })
+    expect(fine.statusCode, fine.body).toBe(201)
   })
 
   it('accepts entry types it does not know, stores them untouched and leaves them out of the context', async () => {
