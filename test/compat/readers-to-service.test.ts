@@ -58,7 +58,7 @@ describe('compat: sessions the agents write import into the service', () => {
       if (reader === 'omp') for (const kind of ['service_tier_change', 'ttsr_injection', 'mode_change', 'session_init']) expect(kinds).toContain(kind)
       const user = entries.find((e) => e.id === w.ids.user)!
       const image = ((user.message as Json).content as Json[])[1]!
-      expect(image.data).toBe(reader === 'pi' ? sampleImage(2) : sampleImage(2))
+      expect(image.data).toBe(sampleImage(2))
     }, 120_000)
   }
 })

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectReaderAgrees } from './compare.js'
-import { allEntries, fileOf, http, READER_NAMES, sampleImage, startDiskServer, type DiskServer, type Json } from './support.js'
+import { allEntries, fileOf, http, listWith, READER_NAMES, sampleImage, startDiskServer, type DiskServer, type Json } from './support.js'
 
 const IMAGE = sampleImage()
 
@@ -51,6 +51,12 @@ describe('compat: sessions written over HTTP open in the agents', () => {
         user('Fix it.'),
         // The README's own example: an assistant message without usage.
         { type: 'message', message: { role: 'assistant', content: [{ type: 'text', text: 'Fixed.' }], provider: 'openai', model: 'gpt-4o' } },
+        // Every other usage record the omp reader sums while indexing, partial here, and a failed
+        // turn with redacted thinking (trimmed while it builds the context).
+        assistant([{ type: 'toolCall', id: 'call_2', name: 'task', arguments: { goal: 'rerun the suite' } }], { stopReason: 'toolUse' }),
+        { type: 'message', message: { role: 'toolResult', toolCallId: 'call_2', toolName: 'task', content: [{ type: 'text', text: 'green' }], details: { usage: { input: 7, output: 3 } }, isError: false, timestamp: 1773500649600 } },
+        { type: 'model_usage', usage: { input: 2, output: 1 } },
+        assistant([{ type: 'redactedThinking', data: 'opaque' }, { type: 'text', text: 'Retrying.' }], { stopReason: 'error', errorMessage: 'overloaded' }),
       ],
     })
     expect(batch.status, batch.raw).toBe(201)
@@ -92,6 +98,14 @@ describe('compat: sessions written over HTTP open in the agents', () => {
       const { view } = await expectReaderAgrees(server.app, server.dataDir, ids.main!, reader, [entryIds.last!, entryIds.reply!, entryIds.branchLeaf!, null])
       expect(view.entries.map((e) => e.type)).toContain('some_future_kind')
       expect(view.entries.map((e) => e.type)).toContain('branch_summary')
+      expect(view.entries.map((e) => e.type)).toContain('model_usage')
+      // The signature over the size limit reaches the agent whole.
+      const signed = view.entries.find((e) => e.id === entryIds.last)!
+      expect((((signed.message as Json).content as Json[])[0]!.thinkingSignature as string).length).toBe(600_000)
+    }, 120_000)
+
+    it(`${reader} lists every session written here for its cwd`, async () => {
+      expect(await listWith(reader, server.dataDir, '/work/demo')).toEqual([ids.main!, ids.fork!, ids.branched!].sort())
     }, 120_000)
 
     it(`a fork and a branched session open in ${reader}`, async () => {

@@ -112,6 +112,18 @@ export async function readWith (reader: ReaderName, dataDir: string, file: strin
   }
 }
 
+/** The ids `reader` lists for `cwd` (its resume picker), from a copy of `dataDir`, sorted. */
+export async function listWith (reader: ReaderName, dataDir: string, cwd: string): Promise<string[]> {
+  const home = agentHome()
+  try {
+    cpSync(dataDir, home.agentDir, { recursive: true })
+    const listed = await runReader<{ sessions: Array<{ id: string }> }>(reader, { op: 'list', cwd }, home)
+    return listed.sessions.map((s) => s.id).sort()
+  } finally {
+    home.cleanup()
+  }
+}
+
 /** Every `*.jsonl` under `DATA_DIR/sessions`, sorted. */
 export function sessionFiles (dataDir: string): string[] {
   const root = join(dataDir, 'sessions')

@@ -24,6 +24,9 @@ if (request.op === 'read') {
     else m.branch(leaf)
     result.contexts[String(leaf)] = m.buildSessionContext()
   }
+} else if (request.op === 'list') {
+  // The agent's session list for a cwd: what its resume picker shows.
+  result = { sessions: (await SessionManager.list(request.cwd)).map((s) => ({ id: s.id, path: s.path })) }
 } else if (request.op === 'write') {
   const m = SessionManager.create(request.cwd, request.dir)
   result = await writeEveryKind(m, request.image)
