@@ -53,9 +53,9 @@ describe('methods no route takes', () => {
 
 describe('route words are not session ids', () => {
   const cases: Array<[string, string, string[]]> = [
-    ['/v1/sessions/continue', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD']],
-    ['/v1/sessions/import', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH']],
-    ['/v1/sessions/recent', 'GET, HEAD', ['OPTIONS', 'DELETE', 'PATCH', 'POST']],
+    ['/v1/sessions/continue', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD', 'PUT']],
+    ['/v1/sessions/import', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD', 'PUT']],
+    ['/v1/sessions/recent', 'GET, HEAD', ['OPTIONS', 'DELETE', 'PATCH', 'POST', 'PUT']],
   ]
   for (const [url, allow, methods] of cases) {
     it(`${url} answers other methods 405 with Allow: ${allow}`, async () => {
