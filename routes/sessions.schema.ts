@@ -19,14 +19,17 @@ const ClientSessionId = Type.String({
 })
 /**
  * What `assertValidCwd` (src/session/cwd.ts) enforces, as far as a schema can say it: no NUL, CR
- * or LF, and a directory name of at most 255 UTF-8 bytes (`--` + cwd without its first `/` + `--`).
+ * or LF, and a directory name of at most 255 UTF-8 bytes (`--` + cwd without one leading `/` or
+ * `\` + `--`): 252 characters with that leading separator, 251 without (exact for ASCII; the
+ * description names the byte bound that decides for other characters).
  */
 const Cwd = Type.String({
   minLength: 1,
   maxLength: 252,
-  pattern: '^[^\\u0000\\r\\n]+$',
+  pattern: '^(?:[/\\\\][^\\u0000\\r\\n]{0,251}|[^/\\\\\\u0000\\r\\n][^\\u0000\\r\\n]{0,250})$',
   description: 'Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name ' +
-    '(`--` + cwd without a leading `/`, with `/`, `\\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes',
+    '(`--` + cwd without one leading `/` or `\\`, with `/`, `\\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: ' +
+    '252 characters with that leading separator, 251 without, fewer for characters of several bytes',
 })
 /** What `assertValidTerminalId` enforces: SPEC.md §2.4. */
 const TerminalId = Type.String({

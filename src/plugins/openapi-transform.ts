@@ -89,6 +89,19 @@ export interface FinishOptions {
   authRequired?: boolean
 }
 
+/**
+ * The reference page, with the error answers of `GET /openapi.json`: both are public pages, so
+ * both answer a foreign Host (421) and PUBLIC_RATE_LIMIT_MAX (429) alike (src/plugins/route-access.ts).
+ */
+function docsPath (paths: Json): Json {
+  const docs = structuredClone(DOCS_PATH)
+  const page = isJson(paths['/openapi.json']) && isJson(paths['/openapi.json'].get) ? paths['/openapi.json'].get : {}
+  const answers = isJson(page.responses) ? page.responses : {}
+  const errors = Object.entries(answers).filter(([status]) => /^[45]\d\d$/.test(status))
+  Object.assign((docs.get as Json).responses as Json, structuredClone(Object.fromEntries(errors)))
+  return docs
+}
+
 /** Finishes a generated OpenAPI document in place and returns it. */
 export function finishOpenapiDocument<T extends object> (document: T, options: FinishOptions = {}): T {
   const doc = document as Json
@@ -107,6 +120,6 @@ export function finishOpenapiDocument<T extends object> (document: T, options: F
     }
   }
   if (options.authRequired === true) requireAuth(doc.security)
-  paths['/docs'] ??= structuredClone(DOCS_PATH)
+  paths['/docs'] ??= docsPath(paths)
   return document
 }

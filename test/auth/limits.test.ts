@@ -50,8 +50,8 @@ describe('rate limit (RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS)', () => {
 
   it('counts requests without a valid token by client IP, so guessing tokens is limited too', async () => {
     const app = await authApp({ rateLimitMax: 2 })
-    expect((await get(app, '/v1/sessions')).statusCode).toBe(401)
-    expect((await get(app, '/v1/sessions', bearer('sst_guess'))).statusCode).toBe(401)
+    expect(problemOf(await get(app, '/v1/sessions'))).toEqual({ status: 401, code: 'SS_UNAUTHENTICATED' })
+    expect(problemOf(await get(app, '/v1/sessions', bearer('sst_guess')))).toEqual({ status: 401, code: 'SS_UNAUTHENTICATED' })
     const limited = await get(app, '/v1/sessions', bearer('sst_guess-again'))
     expect([limited.statusCode, limited.json().code]).toEqual([429, 'SS_RATE_LIMITED'])
     expect((await get(app, '/v1/sessions', bearer(fx.secrets.read))).statusCode).toBe(200)

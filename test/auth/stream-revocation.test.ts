@@ -68,7 +68,7 @@ describe('revoked tokens', () => {
     const other = await stream('/v1/events', fx.secrets.read)
     const original = await readTokenFileOrEmpty(fx.path)
     writeFileSync(fx.path, '{ not json')
-    await expect(tokens.reload()).rejects.toThrow()
+    await expect(tokens.reload()).rejects.toMatchObject({ code: 'SS_INVALID_ARGUMENT', message: 'token file is not valid JSON' })
     expect(await settles(live.text, 300)).toBe('open')
 
     const withoutWrite = original.tokens.filter((t) => t.id !== fx.ids.write)

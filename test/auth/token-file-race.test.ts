@@ -10,6 +10,7 @@ import type { App } from '../../src/app.js'
 import { addToken, readTokenFileOrEmpty } from '../../src/auth/tokens.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
+import { problemOf } from '../helpers/problem.js'
 
 const ROUNDS = 6
 const PER_ROUND = 12
@@ -62,7 +63,7 @@ describe('token file writers share one lock', () => {
       expect(victims.filter((v) => ids.has(v.token.id)).map((v) => v.token.id), `round ${round}: revoked tokens back in the file`).toEqual([])
       for (const victim of victims) {
         const res = await app.inject({ method: 'GET', url: '/v1/sessions', headers: bearer(victim.secret) })
-        expect(res.statusCode).toBe(401)
+        expect(problemOf(res)).toEqual({ status: 401, code: 'SS_UNAUTHENTICATED' })
       }
       for (const secret of created) {
         const res = await app.inject({ method: 'GET', url: '/v1/sessions', headers: bearer(secret) })

@@ -10,6 +10,7 @@ import { runCli } from '../../src/cli/run.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { FIXTURES, memoryIo, waitUntil } from './helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 const V1 = join(FIXTURES, 'pi-v1-before-compaction.jsonl')
 const V1_ID = 'ffae836b-9420-4060-ac13-7745215f90ff'
@@ -55,7 +56,7 @@ describe('a server that checks tokens', () => {
 
     // The session landed in the token's tenant: another tenant's admin cannot see it.
     const other = await app.inject({ method: 'GET', url: `/v1/sessions/${V1_ID}`, headers: bearer(fx.secrets.globex) })
-    expect(other.statusCode).toBe(404)
+    expect(problemOf(other)).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
 
     const exported = await run(['export', V1_ID, '--server', base], { SESSION_STORE_TOKEN: fx.secrets.read })
     expect(exported.code).toBe(0)

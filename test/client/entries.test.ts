@@ -62,7 +62,7 @@ describe('entries', () => {
     const label = await failure(client.append(id, { type: 'label', targetId: 'ghost', label: 'l' }))
     expect(label).toMatchObject({ status: 422, code: 'SS_UNKNOWN_LABEL_TARGET' })
     const reserved = await failure(client.append(id, { type: 'message', message: { role: 'compactionSummary' } }))
-    expect(reserved.status).toBe(400)
+    expect(reserved).toMatchObject({ status: 400, code: 'SS_VALIDATION' })
     expect((await client.getSession(id)).entryCount).toBe(0)
   })
 

@@ -56,7 +56,7 @@ describe('sessions', () => {
   it('maps 409 for a taken id and 400 for an invalid one', async () => {
     await client.createSession({ cwd: '/a', id: 'taken' })
     expect(await failure(client.createSession({ cwd: '/b', id: 'taken' }))).toMatchObject({ status: 409, code: 'SS_SESSION_EXISTS' })
-    expect((await failure(client.createSession({ cwd: '/b', id: 'recent' }))).status).toBe(400)
+    expect(await failure(client.createSession({ cwd: '/b', id: 'recent' }))).toMatchObject({ status: 400, code: 'SS_INVALID_SESSION_ID' })
   })
 
   it('lists sessions newest first, pages with the cursor, and hides empty ones unless asked', async () => {
@@ -71,7 +71,7 @@ describe('sessions', () => {
     expect(second.sessions.map((s) => s.id)).toEqual([a])
     expect((await client.listSessions({ cwd: '/work/a', includeEmpty: true })).sessions.map((s) => s.id)).toContain(empty.header.id)
     expect((await client.listSessions({ cwd: '/work/a' })).sessions.map((s) => s.id)).toEqual([a])
-    expect((await failure(client.listSessions({ cursor: 'garbage' }))).status).toBe(400)
+    expect(await failure(client.listSessions({ cursor: 'garbage' }))).toMatchObject({ status: 400, code: 'SS_INVALID_CURSOR' })
   })
 
   it('reads the recent sessions of a cwd', async () => {

@@ -70,6 +70,6 @@ describe('deeply nested bodies over HTTP', () => {
       method: 'POST', url: '/v1/sessions/import', headers: { 'content-type': 'application/x-ndjson' }, payload: `${header}\n${line}\n`,
     })
     expect(problemOf(res)).toEqual({ status: 400, code: 'SS_INVALID_JSON' })
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions/deep-import' })).statusCode).toBe(404)
+    expect(problemOf(await app.inject({ method: 'GET', url: '/v1/sessions/deep-import' }))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })

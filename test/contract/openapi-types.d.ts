@@ -617,7 +617,7 @@ export interface components {
             modified: string;
         };
         CreateSessionBody: {
-            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
             cwd: string;
             /** @description At most 1024 characters */
             title?: string;
@@ -634,7 +634,7 @@ export interface components {
             sessions: components["schemas"]["RecentSession"][];
         };
         ContinueSessionBody: {
-            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
             cwd: string;
             /** @description Identifies the terminal: `^[A-Za-z0-9._-]{1,128}$`, not `.` or `..` */
             terminalId?: string;
@@ -644,7 +644,7 @@ export interface components {
             title: string;
         };
         MoveSessionBody: {
-            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+            /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
             cwd: string;
         };
         ForkSessionBody: {
@@ -1745,7 +1745,7 @@ export interface operations {
     listSessions: {
         parameters: {
             query?: {
-                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
                 cwd?: string;
                 /** @description Default 50 */
                 limit?: number;
@@ -1946,7 +1946,7 @@ export interface operations {
     recentSessions: {
         parameters: {
             query: {
-                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without a leading `/`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes */
+                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
                 cwd: string;
                 /** @description Default 3 */
                 limit?: number;
@@ -4480,6 +4480,26 @@ export interface operations {
                 };
                 content: {
                     "text/html": string;
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
                 };
             };
         };

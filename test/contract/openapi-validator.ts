@@ -46,7 +46,8 @@ addFormats.default(ajv)
 ajv.addSchema({ $id: ROOT_ID, $defs: withRootRefs(DOCUMENT.components.schemas) })
 const compiled = new Map<Json, ValidateFunction>()
 
-function validatorOf (schema: Json): ValidateFunction {
+/** A validator of one schema of the document (compiled once; `#/components/schemas/…` resolved). */
+export function validatorOf (schema: Json): ValidateFunction {
   let validate = compiled.get(schema)
   if (validate === undefined) compiled.set(schema, validate = ajv.compile(withRootRefs(schema)))
   return validate

@@ -70,7 +70,7 @@ describe('writeBreadcrumb / readBreadcrumb (§2.4)', () => {
     for (const bad of ['../x', '.', '..', '', 'a/b', 'x'.repeat(129), 'tab\there']) {
       const err = await writeBreadcrumb(storage, data.dir, bad, CWD, older, log).catch((e: unknown) => e)
       expect(hasCode(err, 'SS_INVALID_ARGUMENT')).toBe(true)
-      expect(() => breadcrumbPath(data.dir, bad)).toThrow()
+      expect(() => breadcrumbPath(data.dir, bad)).toThrow(expect.objectContaining({ code: 'SS_INVALID_ARGUMENT' }))
     }
     expect(fs.existsSync(join(data.dir, 'terminal-sessions'))).toBe(false)
     expect(fs.existsSync(join(data.dir, 'x'))).toBe(false)

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
+import { problemOf } from '../helpers/problem.js'
 
 describe('docs routes', () => {
   let app: App
@@ -31,5 +32,21 @@ describe('docs routes', () => {
     expect(res.statusCode).toBe(200)
     expect(res.headers['content-type']).toMatch(/^text\/html/)
     expect(res.body).toContain('<html')
+  })
+
+  it('GET /docs answers the errors it documents: 421 to a foreign Host, 429 past PUBLIC_RATE_LIMIT_MAX', async () => {
+    const documented = Object.keys((await app.inject({ method: 'GET', url: '/openapi.json' })).json().paths['/docs'].get.responses)
+    expect(documented).toEqual(['200', '421', '429'])
+    const foreign = await app.inject({ method: 'GET', url: '/docs', headers: { host: 'rebound.example:8787' } })
+    expect(problemOf(foreign)).toEqual({ status: 421, code: 'SS_MISDIRECTED_HOST' })
+    const limited = await buildTestApp({ config: { publicRateLimitMax: 1 } })
+    try {
+      expect((await limited.inject({ method: 'GET', url: '/docs' })).statusCode).toBe(200)
+      const over = await limited.inject({ method: 'GET', url: '/docs' })
+      expect(problemOf(over)).toEqual({ status: 429, code: 'SS_RATE_LIMITED' })
+      expect(over.headers['retry-after']).toMatch(/^[1-9]\d*$/)
+    } finally {
+      await limited.close()
+    }
   })
 })

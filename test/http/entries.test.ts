@@ -50,7 +50,7 @@ describe('GET /v1/sessions/{id}/entries/{entryId}', () => {
     const missing = await get(`${entriesUrl(session.header.id)}/nope`)
     expect(missing.statusCode).toBe(404)
     expect(missing.json().code).toBe('SS_ENTRY_NOT_FOUND')
-    expect((await get(`${entriesUrl('nope')}/${ids[0]}`)).statusCode).toBe(404)
+    expect(problemOf(await get(`${entriesUrl('nope')}/${ids[0]}`))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
   })
 })
 
@@ -139,7 +139,7 @@ describe('POST /v1/sessions/{id}/entries', () => {
     expect(other.statusCode).toBe(422)
     expect(other.json().code).toBe('SS_IDEMPOTENCY_KEY_REUSED')
     expect((await getSession(app, session.header.id)).entryCount).toBe(3)
-    expect((await post(session.header.id, body, { 'idempotency-key': 'x'.repeat(256) })).statusCode).toBe(400)
+    expect(problemOf(await post(session.header.id, body, { 'idempotency-key': 'x'.repeat(256) }))).toEqual({ status: 400, code: 'SS_VALIDATION' })
   })
 
   it('appends concurrent duplicates with one Idempotency-Key exactly once', async () => {
@@ -160,7 +160,7 @@ describe('POST /v1/sessions/{id}/entries', () => {
     expect((await post(session.header.id, message(user()), { 'if-match': current })).statusCode).toBe(201)
     expect(problemOf(await post('nope', message(user())))).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
     const text = await app.inject({ method: 'POST', url: entriesUrl(session.header.id), payload: 'x', headers: { 'content-type': 'text/plain' } })
-    expect(text.statusCode).toBe(415)
+    expect(problemOf(text)).toEqual({ status: 415, code: 'SS_UNSUPPORTED_MEDIA_TYPE' })
   })
 
   it('survives 20 concurrent writers: every entry once, seq contiguous, every parent exists', async () => {

@@ -9,6 +9,7 @@ import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { buildTestApp } from '../helpers/app.js'
 import { tokenFixture, type TokenFixture, bearer } from '../helpers/tokens.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 let fx: TokenFixture | undefined
@@ -73,7 +74,7 @@ describe('open mode on a loopback HOST: Origin check on writes (cross-site reque
     const fork = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/fork`, headers: { origin: EVIL } })
     expect([fork.statusCode, fork.json().code]).toEqual([403, 'SS_FOREIGN_ORIGIN'])
     const del = await app.inject({ method: 'DELETE', url: `/v1/sessions/${id}`, headers: { origin: 'null' } })
-    expect(del.statusCode).toBe(403)
+    expect(problemOf(del)).toEqual({ status: 403, code: 'SS_FOREIGN_ORIGIN' })
   })
 
   it('refuses another loopback origin (another local port is another site)', async () => {
@@ -81,7 +82,7 @@ describe('open mode on a loopback HOST: Origin check on writes (cross-site reque
     const res = await app.inject({
       method: 'POST', url: '/v1/sessions', headers: { host: '127.0.0.1:8787', origin: 'http://127.0.0.1:3000' }, payload: { cwd: '/w' },
     })
-    expect(res.statusCode).toBe(403)
+    expect(problemOf(res)).toEqual({ status: 403, code: 'SS_FOREIGN_ORIGIN' })
   })
 
   it('accepts its own origin (a page it serves, such as /ui/), no Origin, and foreign origins on reads', async () => {
@@ -107,7 +108,7 @@ describe('open mode on a loopback HOST: Origin check on writes (cross-site reque
     })
     expect(res.statusCode).toBe(201)
     const other = await app.inject({ method: 'POST', url: '/v1/sessions', headers: { origin: EVIL }, payload: { cwd: '/w' } })
-    expect(other.statusCode).toBe(403)
+    expect(problemOf(other)).toEqual({ status: 403, code: 'SS_FOREIGN_ORIGIN' })
   })
 })
 

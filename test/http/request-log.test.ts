@@ -9,6 +9,7 @@ import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
+import { problemOf } from '../helpers/problem.js'
 
 interface Line { level: number, msg: string, reqId?: string, [key: string]: unknown }
 
@@ -29,7 +30,7 @@ describe('request logging', () => {
     const created = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/logs', id: 'one-line' } })
     expect(created.statusCode).toBe(201)
     const missing = await app.inject({ method: 'GET', url: '/v1/sessions/nope?access_token=sst_secret' })
-    expect(missing.statusCode).toBe(404)
+    expect(problemOf(missing)).toEqual({ status: 404, code: 'SS_SESSION_NOT_FOUND' })
 
     const requests = lines().filter((l) => l.reqId !== undefined)
     const ids = new Set(requests.map((l) => l.reqId))

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { buildTestApp } from '../helpers/app.js'
 import { persistedSession } from './session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 let app: App
 beforeEach(async () => { app = await buildTestApp() })
@@ -52,9 +53,9 @@ describe('methods no route takes', () => {
 
 describe('route words are not session ids', () => {
   const cases: Array<[string, string, string[]]> = [
-    ['/v1/sessions/continue', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD']],
-    ['/v1/sessions/import', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH']],
-    ['/v1/sessions/recent', 'GET, HEAD', ['OPTIONS', 'DELETE', 'PATCH', 'POST']],
+    ['/v1/sessions/continue', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD', 'PUT']],
+    ['/v1/sessions/import', 'POST', ['OPTIONS', 'DELETE', 'GET', 'PATCH', 'HEAD', 'PUT']],
+    ['/v1/sessions/recent', 'GET, HEAD', ['OPTIONS', 'DELETE', 'PATCH', 'POST', 'PUT']],
   ]
   for (const [url, allow, methods] of cases) {
     it(`${url} answers other methods 405 with Allow: ${allow}`, async () => {
@@ -73,6 +74,7 @@ describe('route words are not session ids', () => {
     expect(res.statusCode).toBe(405)
     expect(res.headers.allow).toBe('DELETE, GET, HEAD, PATCH')
     const recentWithQuery = await app.inject({ method: 'DELETE', url: '/v1/sessions/recent?cwd=/x' })
-    expect(recentWithQuery.statusCode).toBe(405)
+    expect(problemOf(recentWithQuery)).toEqual({ status: 405, code: 'SS_METHOD_NOT_ALLOWED' })
+    expect(recentWithQuery.headers.allow).toBe('GET, HEAD')
   })
 })

@@ -12,6 +12,7 @@ import type { App } from '../../src/app.js'
 import { UI_CSP, uiRoot } from '../../routes/ui.js'
 import { buildTestApp } from '../helpers/app.js'
 import { tokenFixture } from '../helpers/tokens.js'
+import { problemOf } from '../helpers/problem.js'
 
 const apps: App[] = []
 afterEach(async () => { for (const app of apps.splice(0)) await app.close() })
@@ -75,7 +76,7 @@ describe('the dashboard routes', () => {
       for (const url of ['/', '/ui/', '/ui/app.js', '/ui/sessions/demo']) {
         expect([url, (await a.inject({ method: 'GET', url })).statusCode]).toEqual([url, url === '/' ? 302 : 200])
       }
-      expect((await a.inject({ method: 'GET', url: '/v1/sessions' })).statusCode).toBe(401)
+      expect(problemOf(await a.inject({ method: 'GET', url: '/v1/sessions' }))).toEqual({ status: 401, code: 'SS_UNAUTHENTICATED' })
     } finally {
       fx.cleanup()
     }

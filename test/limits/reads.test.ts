@@ -10,6 +10,7 @@ import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../../src/registry/session-i
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { assistant, message, user } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 const apps: App[] = []
 let fx: TokenFixture | undefined
@@ -109,7 +110,7 @@ describe('load shedding per tenant', () => {
       // The other tenant, which did next to nothing, is served while acme is refused.
       const served = await app.inject({ method: 'GET', url: '/v1/sessions', headers: globex })
       expect(served.statusCode).toBe(200)
-      expect((await app.inject({ method: 'GET', url: '/v1/sessions', headers: acme })).statusCode).toBe(503)
+      expect(problemOf(await app.inject({ method: 'GET', url: '/v1/sessions', headers: acme }))).toEqual({ status: 503, code: 'SS_OVERLOADED' })
     } finally {
       clearInterval(lagger)
     }

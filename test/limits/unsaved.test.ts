@@ -13,6 +13,7 @@ import { MemoryBlobStore } from '../../src/blobs/index.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp } from '../helpers/app.js'
 import { assistant, message, user } from '../http/session-helpers.js'
+import { problemOf } from '../helpers/problem.js'
 
 const apps: App[] = []
 afterEach(async () => { for (const app of apps.splice(0)) await app.close() })
@@ -69,8 +70,8 @@ describe('unsaved sessions per tenant (MAX_UNSAVED_SESSIONS)', () => {
     expect((await post(a, '/v1/sessions', { cwd: '/w', id: 'u2' })).statusCode).toBe(201)
     const refused = await post(a, '/v1/sessions', { cwd: '/w', id: 'u3' })
     expect([refused.statusCode, refused.json().code]).toEqual([429, 'SS_TOO_MANY_UNSAVED_SESSIONS'])
-    expect(refused.headers['retry-after']).toBeDefined()
-    expect((await post(a, '/v1/sessions/continue', { cwd: '/elsewhere' })).statusCode).toBe(429)
+    expect(refused.headers['retry-after']).toMatch(/^[1-9]\d*$/)
+    expect(problemOf(await post(a, '/v1/sessions/continue', { cwd: '/elsewhere' }))).toEqual({ status: 429, code: 'SS_TOO_MANY_UNSAVED_SESSIONS' })
     // Saving one frees its place.
     await post(a, '/v1/sessions/u1/entries', { entries: [message(user('q')), message(assistant('a'))] })
     expect((await post(a, '/v1/sessions', { cwd: '/w', id: 'u3' })).statusCode).toBe(201)
@@ -78,7 +79,7 @@ describe('unsaved sessions per tenant (MAX_UNSAVED_SESSIONS)', () => {
     expect((await a.inject({ method: 'DELETE', url: '/v1/sessions/u2' })).statusCode).toBe(204)
     expect((await post(a, '/v1/sessions', { cwd: '/w', id: 'u4' })).statusCode).toBe(201)
     // A fork of an unsaved session is itself unsaved: it counts.
-    expect((await post(a, '/v1/sessions/u3/fork', {})).statusCode).toBe(429)
+    expect(problemOf(await post(a, '/v1/sessions/u3/fork', {}))).toEqual({ status: 429, code: 'SS_TOO_MANY_UNSAVED_SESSIONS' })
   })
 })
 

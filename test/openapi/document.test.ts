@@ -1,9 +1,9 @@
 /**
  * What the OpenAPI document tells a client generator: every operation named as the SDK names
  * it, tagged and described; every entry type, request and response body a named component;
- * blob bytes as binary; auth required when the server has tokens; the limits the server
- * enforces; and none of the shapes that make model generators fail (a bare union as a request
- * body, two schemas that would get one class name).
+ * blob bytes as binary; auth required when the server has tokens; and none of the shapes that
+ * make model generators fail (a bare union as a request body, two schemas that would get one
+ * class name). The limits the server enforces are held against the document in enforced.test.ts.
  */
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -113,45 +113,6 @@ describe('shapes model generators fail on', () => {
     }
     expect(Object.keys(collidingNames(colliding))).toEqual(['CustomMessage'])
     expect(collidingNames(colliding).CustomMessage).toHaveLength(3)
-  })
-})
-
-describe('what the server enforces, the document says', () => {
-  let app: App
-  beforeAll(async () => { app = await buildTestApp() })
-  afterAll(async () => { await app.close() })
-
-  const param = (path: string, method: string, name: string): Json =>
-    (document.paths[path][method].parameters as Json[]).find((p) => p.name === name)?.schema
-
-  it('terminalId and cwd: pattern and length', async () => {
-    const { ContinueSessionBody, CreateSessionBody } = document.components.schemas
-    const terminalId = new RegExp(ContinueSessionBody.properties.terminalId.pattern, 'u')
-    for (const ok of ['t1', 'a.b_c-d', 'x'.repeat(128)]) expect(terminalId.test(ok), ok).toBe(true)
-    for (const bad of ['', '.', '..', 'a/b', 'x'.repeat(129)]) {
-      expect(terminalId.test(bad), bad).toBe(false)
-      const res = await app.inject({ method: 'POST', url: '/v1/sessions/continue', payload: { cwd: '/p', terminalId: bad } })
-      expect(res.statusCode, bad).toBe(400)
-    }
-    const cwd = CreateSessionBody.properties.cwd
-    expect(cwd).toMatchObject({ minLength: 1, maxLength: 252 })
-    for (const bad of ['/a\nb', '/a\rb', '/a\u0000b', `/${'x'.repeat(252)}`]) {
-      expect(new RegExp(cwd.pattern, 'u').test(bad) && bad.length <= cwd.maxLength, JSON.stringify(bad)).toBe(false)
-      const res = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: bad } })
-      expect(res.statusCode, JSON.stringify(bad)).toBe(400)
-    }
-  })
-
-  it('Last-Event-ID of a session stream is a non-negative integer; cursor is not empty', async () => {
-    const lastEventId = param('/v1/sessions/{id}/events', 'get', 'last-event-id')
-    const pattern = new RegExp(lastEventId.pattern, 'u')
-    expect(['0', '42', ' 7 '].every((v) => pattern.test(v))).toBe(true)
-    expect(['-1', '1.5', 'abc'].some((v) => pattern.test(v))).toBe(false)
-    const session = await app.inject({ method: 'POST', url: '/v1/sessions', payload: { cwd: '/p' } })
-    const res = await app.inject({ method: 'GET', url: `/v1/sessions/${session.json().header.id as string}/events`, headers: { 'last-event-id': 'abc' } })
-    expect(res.statusCode).toBe(400)
-    expect(param('/v1/sessions', 'get', 'cursor')).toMatchObject({ minLength: 1 })
-    expect((await app.inject({ method: 'GET', url: '/v1/sessions?cursor=' })).statusCode).toBe(400)
   })
 })
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { READY_PROBE_TTL_MS } from '../../../routes/health.js'
 import { raw } from '../contract-client.js'
 import { BODY_LIMIT } from '../contract-server.js'
-import { ctx, expectProblem } from './context.js'
+import { ctx, expectHeadProblem, expectProblem } from './context.js'
 
 const OCTETS = raw('application/octet-stream')
 const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex')
@@ -53,8 +53,8 @@ export function blobsHealthSuite (): void {
       const created = await post(PNG)
       expect(created.data).toEqual({ hash: sha256(PNG), ref: `blob:sha256:${sha256(PNG)}`, size: PNG.length })
       expect(created.response.headers.get('location')).toBe(`/v1/blobs/sha256/${sha256(PNG)}`)
-      expectProblem(await post(Buffer.alloc(BODY_LIMIT + 1)), 413)
-      await withBrokenBlobs(async () => { expectProblem(await post(Buffer.from('x')), 507) })
+      expectProblem(await post(Buffer.alloc(BODY_LIMIT + 1)), 413, 'SS_BODY_TOO_LARGE')
+      await withBrokenBlobs(async () => { expectProblem(await post(Buffer.from('x')), 507, 'SS_STORAGE_FAILED') })
     })
   })
 
@@ -68,10 +68,14 @@ export function blobsHealthSuite (): void {
       const head = await ctx.client.HEAD('/v1/blobs/sha256/{hex}', hexPath(hex))
       expect(head.response.headers.get('content-length')).toBe(String(PNG.length))
       for (const method of ['GET', 'HEAD'] as const) {
+        const refused = (result: Awaited<ReturnType<typeof readBlob>>, status: number, code: `SS_${string}`): void => {
+          if (method === 'GET') expectProblem(result, status, code)
+          else expectHeadProblem(result, status)
+        }
         expect((await readBlob(method, hex, { 'if-none-match': `"${hex}"` })).response.status).toBe(304)
-        expectProblem(await readBlob(method, 'xyz'), 400)
-        expectProblem(await readBlob(method, '0'.repeat(64)), 404)
-        await withBrokenBlobs(async () => { expectProblem(await readBlob(method, hex), 507) })
+        refused(await readBlob(method, 'xyz'), 400, 'SS_INVALID_BLOB_HASH')
+        refused(await readBlob(method, '0'.repeat(64)), 404, 'SS_BLOB_NOT_FOUND')
+        await withBrokenBlobs(async () => { refused(await readBlob(method, hex), 507, 'SS_STORAGE_FAILED') })
       }
     })
   })

@@ -5,7 +5,7 @@
  */
 import { expect } from 'vitest'
 import type { ContractClient } from '../contract-client.js'
-import type { ContractServer } from '../contract-server.js'
+import { FIXTURES, type ContractServer } from '../contract-server.js'
 import type { components } from '../openapi-types.js'
 import type { Coverage } from '../openapi-validator.js'
 
@@ -23,6 +23,13 @@ export const ctx = {} as SuiteContext
 
 export const STALE = '"stale-etag"'
 export const UNKNOWN = 'no-such-session'
+
+/** The sessions every route of one session answers 404, 422 and 507 for, with the code of each. */
+export const FAILING: Array<[string, number, `SS_${string}`]> = [
+  [UNKNOWN, 404, 'SS_SESSION_NOT_FOUND'],
+  [FIXTURES.tooNew.id, 422, 'SS_SESSION_VERSION_TOO_NEW'],
+  [FIXTURES.unreadable.id, 507, 'SS_STORAGE_FAILED'],
+]
 
 export const userMessage = (text: string) => ({ type: 'message' as const, message: { role: 'user', content: text, timestamp: 1 } })
 export const assistantMessage = (text: string) => ({
@@ -60,8 +67,13 @@ export async function persistedSession (cwd = freshCwd()): Promise<{ id: string,
   return { id, ids: (data?.entries ?? []).map((e) => e.id), etag: response.headers.get('etag') as string }
 }
 
-/** Problem `code` of a failed call, after checking its status. */
-export function expectProblem (result: { response: Response, error?: unknown }, status: number, code?: string): void {
+/** A failed call: its status and the `SS_` code of its problem body. */
+export function expectProblem (result: { response: Response, error?: unknown }, status: number, code: `SS_${string}`): void {
+  expect({ status: result.response.status, code: (result.error as { code?: unknown } | undefined)?.code }).toEqual({ status, code })
+}
+
+/** A failed `HEAD`: its status and a problem content type (the body, and so its code, is not sent). */
+export function expectHeadProblem (result: { response: Response }, status: number): void {
   expect(result.response.status).toBe(status)
-  if (code !== undefined) expect((result.error as { code?: string } | undefined)?.code).toBe(code)
+  expect(result.response.headers.get('content-type')).toMatch(/^application\/problem\+json/)
 }

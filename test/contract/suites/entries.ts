@@ -1,12 +1,8 @@
 /** API.md "Entries" through the OpenAPI client: every route, its success and its errors. */
 import { describe, expect, it } from 'vitest'
-import { FIXTURES } from '../contract-server.js'
-import { createSession, ctx, expectProblem, persistedSession, STALE, UNKNOWN, userMessage } from './context.js'
+import { createSession, ctx, expectProblem, FAILING, persistedSession, STALE, userMessage } from './context.js'
 
-const { tooNew, unreadable } = FIXTURES
 const path = (id: string) => ({ params: { path: { id } } })
-/** The sessions every read route answers 404, 422 and 507 for. */
-const FAILING: Array<[string, number]> = [[UNKNOWN, 404], [tooNew.id, 422], [unreadable.id, 507]]
 
 export function entriesSuite (): void {
   describe('GET /v1/sessions/{id}/entries and /entries/{entryId}', () => {
@@ -17,13 +13,13 @@ export function entriesSuite (): void {
       const entryId = ids[1] as string
       const one = await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', { params: { path: { id, entryId } } })
       expect(one.data?.id).toBe(entryId)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries', { params: { path: { id }, query: { limit: 1001 } } }), 400)
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries', { params: { path: { id }, query: { limit: 1001 } } }), 400, 'SS_VALIDATION')
       const badBlobs = { params: { path: { id, entryId }, query: { blobs: 'other' as 'ref' } } }
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', badBlobs), 400)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', { params: { path: { id, entryId: 'nope' } } }), 404)
-      for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries', path(sid)), status)
-        expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', { params: { path: { id: sid, entryId: 'u1' } } }), status)
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', badBlobs), 400, 'SS_VALIDATION')
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', { params: { path: { id, entryId: 'nope' } } }), 404, 'SS_ENTRY_NOT_FOUND')
+      for (const [sid, status, code] of FAILING) {
+        expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries', path(sid)), status, code)
+        expectProblem(await ctx.client.GET('/v1/sessions/{id}/entries/{entryId}', { params: { path: { id: sid, entryId: 'u1' } } }), status, code)
       }
     })
   })
@@ -44,9 +40,9 @@ export function entriesSuite (): void {
       const orphan = { ...path(id), body: { entries: [userMessage('x')], parentId: 'nope' } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', orphan), 422, 'SS_UNKNOWN_PARENT')
       const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body: { entries: [userMessage('x')] } }
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', stale), 412)
-      for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(sid), body: { entries: [userMessage('x')] } }), status)
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', stale), 412, 'SS_PRECONDITION_FAILED')
+      for (const [sid, status, code] of FAILING) {
+        expectProblem(await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(sid), body: { entries: [userMessage('x')] } }), status, code)
       }
     })
   })
@@ -59,9 +55,9 @@ export function entriesSuite (): void {
       expect(moved.data?.etag).toBe(moved.response.headers.get('etag'))
       expectProblem(await ctx.client.PUT('/v1/sessions/{id}/leaf', { ...path(id), body: { leafId: 'nope' } }), 404, 'SS_ENTRY_NOT_FOUND')
       const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body: { leafId: null } }
-      expectProblem(await ctx.client.PUT('/v1/sessions/{id}/leaf', stale), 412)
-      for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.PUT('/v1/sessions/{id}/leaf', { ...path(sid), body: { leafId: null } }), status)
+      expectProblem(await ctx.client.PUT('/v1/sessions/{id}/leaf', stale), 412, 'SS_PRECONDITION_FAILED')
+      for (const [sid, status, code] of FAILING) {
+        expectProblem(await ctx.client.PUT('/v1/sessions/{id}/leaf', { ...path(sid), body: { leafId: null } }), status, code)
       }
     })
 
@@ -73,9 +69,9 @@ export function entriesSuite (): void {
       const unknownFrom = { ...path(id), body: { fromId: 'nope', summary: 's' } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/branch-summary', unknownFrom), 404, 'SS_ENTRY_NOT_FOUND')
       const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body }
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/branch-summary', stale), 412)
-      for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.POST('/v1/sessions/{id}/branch-summary', { ...path(sid), body: { fromId: null, summary: 's' } }), status)
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/branch-summary', stale), 412, 'SS_PRECONDITION_FAILED')
+      for (const [sid, status, code] of FAILING) {
+        expectProblem(await ctx.client.POST('/v1/sessions/{id}/branch-summary', { ...path(sid), body: { fromId: null, summary: 's' } }), status, code)
       }
     })
   })
@@ -91,12 +87,12 @@ export function entriesSuite (): void {
       expect(unknownLeaf.data).toEqual({ entries: [] })
       const context = await ctx.client.GET('/v1/sessions/{id}/context', path(id))
       expect(context.data).toMatchObject({ thinkingLevel: 'off', models: { default: 'anthropic/claude-test' } })
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/branch', { params: { path: { id }, query: { leafId: '' } } }), 400)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/context', { params: { path: { id }, query: { leafId: '' } } }), 400)
-      for (const [sid, status] of FAILING) {
-        expectProblem(await ctx.client.GET('/v1/sessions/{id}/tree', path(sid)), status)
-        expectProblem(await ctx.client.GET('/v1/sessions/{id}/branch', path(sid)), status)
-        expectProblem(await ctx.client.GET('/v1/sessions/{id}/context', path(sid)), status)
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/branch', { params: { path: { id }, query: { leafId: '' } } }), 400, 'SS_VALIDATION')
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/context', { params: { path: { id }, query: { leafId: '' } } }), 400, 'SS_VALIDATION')
+      for (const [sid, status, code] of FAILING) {
+        expectProblem(await ctx.client.GET('/v1/sessions/{id}/tree', path(sid)), status, code)
+        expectProblem(await ctx.client.GET('/v1/sessions/{id}/branch', path(sid)), status, code)
+        expectProblem(await ctx.client.GET('/v1/sessions/{id}/context', path(sid)), status, code)
       }
     })
   })

@@ -5,8 +5,7 @@
  */
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { FIXTURES } from '../contract-server.js'
-import { createSession, ctx, expectProblem, persistedSession, UNKNOWN } from './context.js'
+import { createSession, ctx, expectProblem, FAILING, persistedSession } from './context.js'
 
 /** Reads the stream until `wanted` has arrived, then cancels it. */
 async function readUntil (stream: ReadableStream<Uint8Array> | null | undefined, wanted: string): Promise<string> {
@@ -59,11 +58,10 @@ export function eventsSuite (): void {
     it('answers 400, 404, 422 and 507 before streaming', async () => {
       const { id } = await persistedSession()
       const bad = { params: { path: { id }, header: { 'last-event-id': 'x' } }, parseAs: 'stream' as const }
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/events', bad), 400)
-      const { tooNew, unreadable } = FIXTURES
-      for (const [sid, status] of [[UNKNOWN, 404], [tooNew.id, 422], [unreadable.id, 507]] as const) {
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/events', bad), 400, 'SS_VALIDATION')
+      for (const [sid, status, code] of FAILING) {
         const res = await ctx.client.GET('/v1/sessions/{id}/events', { params: { path: { id: sid } }, parseAs: 'stream' })
-        expectProblem(res, status)
+        expectProblem(res, status, code)
       }
     })
   })

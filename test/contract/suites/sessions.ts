@@ -40,7 +40,7 @@ export function sessionsSuite (): void {
       const { id } = await persistedSession(cwd)
       const recent = await ctx.client.GET('/v1/sessions/recent', { params: { query: { cwd } } })
       expect(recent.data?.sessions.map((s) => s.id)).toEqual([id])
-      expectProblem(await ctx.client.GET('/v1/sessions/recent', { params: { query: { cwd, limit: 0 } } }), 400)
+      expectProblem(await ctx.client.GET('/v1/sessions/recent', { params: { query: { cwd, limit: 0 } } }), 400, 'SS_VALIDATION')
     })
   })
 
@@ -53,9 +53,9 @@ export function sessionsSuite (): void {
       const resumed = await ctx.client.POST('/v1/sessions/continue', { body: { cwd } })
       expect(resumed.response.status).toBe(200)
       expect(resumed.data?.header.id).toBe(id)
-      expectProblem(await ctx.client.POST('/v1/sessions/continue', { body: { cwd, terminalId: '../x' } }), 400)
+      expectProblem(await ctx.client.POST('/v1/sessions/continue', { body: { cwd, terminalId: '../x' } }), 400, 'SS_VALIDATION')
       expectProblem(await ctx.client.POST('/v1/sessions/continue', { body: { cwd: tooNew.cwd } }), 422, 'SS_SESSION_VERSION_TOO_NEW')
-      expectProblem(await ctx.client.POST('/v1/sessions/continue', { body: { cwd: brokenCwd } }), 507)
+      expectProblem(await ctx.client.POST('/v1/sessions/continue', { body: { cwd: brokenCwd } }), 507, 'SS_STORAGE_FAILED')
     })
   })
 
@@ -74,21 +74,21 @@ export function sessionsSuite (): void {
       const body = { title: 'Renamed' }
       const renamed = await ctx.client.PATCH('/v1/sessions/{id}', { ...path(s.header.id), body })
       expect(renamed.data?.header.title).toBe('Renamed')
-      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(UNKNOWN), body }), 404)
+      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(UNKNOWN), body }), 404, 'SS_SESSION_NOT_FOUND')
       const stale = { params: { path: { id: s.header.id }, header: { 'if-match': STALE } }, body }
       expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', stale), 412, 'SS_PRECONDITION_FAILED')
-      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(tooNew.id), body }), 422)
-      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(unreadable.id), body }), 507)
+      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(tooNew.id), body }), 422, 'SS_SESSION_VERSION_TOO_NEW')
+      expectProblem(await ctx.client.PATCH('/v1/sessions/{id}', { ...path(unreadable.id), body }), 507, 'SS_STORAGE_FAILED')
     })
 
     it('deletes (204, then 404) and answers 412, 422 and 507', async () => {
       const s = await createSession()
       const stale = { params: { path: { id: s.header.id }, header: { 'if-match': STALE } } }
-      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', stale), 412)
+      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', stale), 412, 'SS_PRECONDITION_FAILED')
       expect((await ctx.client.DELETE('/v1/sessions/{id}', path(s.header.id))).response.status).toBe(204)
-      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(s.header.id)), 404)
-      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(tooNew.id)), 422)
-      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(unreadable.id)), 507)
+      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(s.header.id)), 404, 'SS_SESSION_NOT_FOUND')
+      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(tooNew.id)), 422, 'SS_SESSION_VERSION_TOO_NEW')
+      expectProblem(await ctx.client.DELETE('/v1/sessions/{id}', path(unreadable.id)), 507, 'SS_STORAGE_FAILED')
     })
   })
 
@@ -98,26 +98,37 @@ export function sessionsSuite (): void {
       const cwd = freshCwd()
       const moved = await ctx.client.POST('/v1/sessions/{id}/move', { ...path(id), body: { cwd } })
       expect(moved.data?.header.cwd).toBe(cwd)
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(UNKNOWN), body: { cwd: '/a' } }), 404)
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(UNKNOWN), body: { cwd: '/a' } }), 404, 'SS_SESSION_NOT_FOUND')
       const blocked = { ...path(moveBlocked.id), body: { cwd: moveBlocked.target } }
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', blocked), 409, 'SS_MOVE_DESTINATION_EXISTS')
       const stale = { params: { path: { id }, header: { 'if-match': STALE } }, body: { cwd: '/b' } }
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', stale), 412)
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(tooNew.id), body: { cwd: '/c' } }), 422)
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(id), body: { cwd: brokenCwd } }), 507)
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', stale), 412, 'SS_PRECONDITION_FAILED')
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(tooNew.id), body: { cwd: '/c' } }), 422, 'SS_SESSION_VERSION_TOO_NEW')
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/move', { ...path(id), body: { cwd: brokenCwd } }), 507, 'SS_STORAGE_FAILED')
     })
 
     it('forks (201) with or without a body and answers 404, 412, 422 and 507', async () => {
-      const { id, ids } = await persistedSession()
+      const cwd = freshCwd()
+      const { id, ids } = await persistedSession(cwd)
+      /** The sessions of the source's cwd (a fork keeps it), empty ones included. */
+      const sessionsOfCwd = async () => (await ctx.client.GET('/v1/sessions', { params: { query: { cwd, includeEmpty: true } } })).data?.sessions.map((s) => s.id).sort()
       const all = await ctx.client.POST('/v1/sessions/{id}/fork', path(id))
       expect(all.data).toMatchObject({ entryCount: 2, header: { parentSession: id } })
       const part = await ctx.client.POST('/v1/sessions/{id}/fork', { ...path(id), body: { leafId: ids[0] as string } })
       expect(part.data?.entryCount).toBe(1)
       expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', { ...path(id), body: { leafId: 'nope' } }), 404, 'SS_ENTRY_NOT_FOUND')
+      // A stale If-Match makes no fork: the cwd holds the same sessions; the current etag forks.
+      const before = await sessionsOfCwd()
+      expect(before).toHaveLength(3)
       const stale = { params: { path: { id }, header: { 'if-match': STALE } } }
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', stale), 412)
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', path(tooNew.id)), 422)
-      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', path(unreadable.id)), 507)
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', stale), 412, 'SS_PRECONDITION_FAILED')
+      expect(await sessionsOfCwd()).toEqual(before)
+      const current = (await ctx.client.GET('/v1/sessions/{id}', path(id))).response.headers.get('etag') as string
+      const fresh = await ctx.client.POST('/v1/sessions/{id}/fork', { params: { path: { id }, header: { 'if-match': current } } })
+      expect(fresh.response.status).toBe(201)
+      expect(await sessionsOfCwd()).toEqual([...before as string[], fresh.data?.header.id].sort())
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', path(tooNew.id)), 422, 'SS_SESSION_VERSION_TOO_NEW')
+      expectProblem(await ctx.client.POST('/v1/sessions/{id}/fork', path(unreadable.id)), 507, 'SS_STORAGE_FAILED')
     })
   })
 
@@ -137,8 +148,8 @@ export function sessionsSuite (): void {
       const copy = await importFile(jsonl('contract-imported', freshCwd()), true)
       expect(copy.data?.header.parentSession).toBe('contract-imported')
       expectProblem(await importFile(jsonl('contract-v4', freshCwd(), 4)), 422, 'SS_SESSION_VERSION_TOO_NEW')
-      expectProblem(await importFile('not a session\n'), 400)
-      expectProblem(await importFile(jsonl('contract-broken', brokenCwd)), 507)
+      expectProblem(await importFile('not a session\n'), 400, 'SS_INVALID_ARGUMENT')
+      expectProblem(await importFile(jsonl('contract-broken', brokenCwd)), 507, 'SS_STORAGE_FAILED')
     })
 
     it('exports the stored file (200 application/x-ndjson) and answers 404, 422 and 507', async () => {
@@ -146,9 +157,9 @@ export function sessionsSuite (): void {
       await ctx.client.POST('/v1/sessions/{id}/entries', { ...path(id), body: { entries: [userMessage('third')] } })
       const exported = await ctx.client.GET('/v1/sessions/{id}/export', { ...path(id), parseAs: 'text' })
       expect(String(exported.data).trim().split('\n')).toHaveLength(4)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(UNKNOWN)), 404)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(tooNew.id)), 422)
-      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(unreadable.id)), 507)
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(UNKNOWN)), 404, 'SS_SESSION_NOT_FOUND')
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(tooNew.id)), 422, 'SS_SESSION_VERSION_TOO_NEW')
+      expectProblem(await ctx.client.GET('/v1/sessions/{id}/export', path(unreadable.id)), 507, 'SS_STORAGE_FAILED')
     })
   })
 }
