@@ -74,13 +74,34 @@ describe('layout and access', () => {
     await phone.close()
   }, STEP_MS)
 
-  it('follows a dark system theme', async () => {
-    await page.emulateMedia({ colorScheme: 'dark' })
+  it('keeps the end of the branch in view while its rows grow, even as a scroll event comes in', async () => {
     await page.goto(`${stage.api.baseUrl}/ui/sessions/demo?leaf=${stage.demo.ids.screenshotReply}`)
     await page.locator('main[data-ready]').waitFor()
-    const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor)
-    const [r, g, b] = background.match(/\d+/g)!.map(Number)
-    expect(r! + g! + b!).toBeLessThan(120)
+    const scroller = page.locator('.conversation')
+    const atEnd = async (): Promise<boolean> => await scroller.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 8)
+    await expect.poll(atEnd).toBe(true)
+    // What an image loading in the last row does when the browser's own scroll event (a clamp
+    // as rows settle) arrives after the row grew and before the row was measured.
+    await scroller.evaluate((el) => {
+      const grow = document.createElement('div')
+      grow.style.height = '200px'
+      el.querySelector('[role=listitem]:last-child')!.append(grow)
+      el.dispatchEvent(new Event('scroll'))
+    })
+    await expect.poll(atEnd).toBe(true)
+  }, STEP_MS)
+
+  it('follows the system theme, light or dark', async () => {
+    const brightness = async (): Promise<number> => {
+      const [r, g, b] = (await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).match(/\d+/g)!.map(Number)
+      return r! + g! + b!
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
+    await page.goto(`${stage.api.baseUrl}/ui/sessions/demo?leaf=${stage.demo.ids.screenshotReply}`)
+    await page.locator('main[data-ready]').waitFor()
+    expect(await brightness()).toBeGreaterThan(700)
+    await page.emulateMedia({ colorScheme: 'dark' })
+    expect(await brightness()).toBeLessThan(120)
     // Opened at the end of the branch, and still there once the image has loaded.
     const img = page.locator(`.conversation [data-id="${stage.demo.ids.screenshot}"] img.image`)
     await expect.poll(() => img.evaluate((el) => (el as HTMLImageElement).complete && (el as HTMLImageElement).naturalWidth), { timeout: 5000 }).toBeGreaterThan(0)
@@ -188,6 +209,17 @@ describe('with tokens on', () => {
     await p.locator('.tree-row').first().click()
     await p.locator('button.move-leaf').click()
     await expect.poll(() => p.locator('#notice').textContent()).toBe('Moving the leaf needs a token with the write scope.')
+
+    // The Token button swaps in a write token, and then the leaf moves.
+    const first = await p.locator('.tree-row').first().getAttribute('data-id')
+    await p.locator('#token-button').click()
+    await p.fill('#token-input', tokens.secrets.write)
+    await p.locator('.token-form button[type=submit]').click()
+    await p.locator('main[data-ready]').waitFor()
+    await p.locator(`.tree-row[data-id="${first}"]`).click()
+    await p.locator('button.move-leaf').click()
+    await expect.poll(async () => (await call({ baseUrl: base, headers: bearer(tokens.secrets.read) }, 'GET', '/v1/sessions/secure')).leafId).toBe(first)
+    await expect.poll(() => p.locator('.view-state').textContent()).toBe('Following the session leaf')
     await p.close()
   }, STEP_MS)
 })
