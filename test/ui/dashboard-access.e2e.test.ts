@@ -168,6 +168,10 @@ describe('with tokens on', () => {
       if (req.url().includes('/events')) streams.push(req.url())
       else if (new URL(req.url()).pathname.startsWith('/v1/')) authorizations.add(req.headers().authorization)
     })
+    // The list and a session alike: a prompt, never a blank page.
+    await p.goto(`${base}/ui/`)
+    await p.locator('#token-input').waitFor()
+    expect(await p.locator('.prompt h1').textContent()).toBe('This server needs an access token')
     await p.goto(`${base}/ui/sessions/secure`)
     await p.locator('#token-input').waitFor()
     expect(await p.locator('.prompt h1').textContent()).toBe('This server needs an access token')
