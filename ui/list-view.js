@@ -21,8 +21,8 @@ export class ListView {
     replace(main, h('section', { class: 'sessions' },
       h('header', { class: 'list-head' }, h('h1', {}, 'Sessions'),
         h('div', { class: 'filters' },
-          h('label', { for: 'cwd-filter' }, 'Project'), this.cwd,
-          h('label', { for: 'text-filter' }, 'Search'), this.text)),
+          h('span', { class: 'filter' }, h('label', { for: 'cwd-filter' }, 'Project'), this.cwd),
+          h('span', { class: 'filter' }, h('label', { for: 'text-filter' }, 'Search'), this.text))),
       this.summary, this.list))
     void this.#start()
   }

@@ -21,6 +21,17 @@ export class TreeView {
     scroller.replaceChildren(this.inner)
     this.onScroll = perFrame(() => this.render())
     scroller.addEventListener('scroll', this.onScroll, { passive: true })
+    // A hidden tree (the phone's Tree tab) has no height to fill: when it is shown again, fill
+    // it, with the row last revealed, chosen or focused in view.
+    this.height = 0
+    this.resized = new ResizeObserver(perFrame(() => {
+      const shown = this.height === 0
+      this.height = this.scroller.clientHeight
+      const row = this.rows[this.focusIndex]
+      if (shown && this.height > 0 && row !== undefined) this.reveal(row.id)
+      else this.render()
+    }))
+    this.resized.observe(scroller)
     this.inner.addEventListener('keydown', (event) => this.#key(event))
   }
 
@@ -97,6 +108,7 @@ export class TreeView {
   }
 
   destroy () {
+    this.resized.disconnect()
     this.scroller.removeEventListener('scroll', this.onScroll)
   }
 }

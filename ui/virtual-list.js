@@ -122,11 +122,16 @@ export class VirtualList {
     return Math.max(0, lo)
   }
 
-  /** Remembers which row is at the top and whether the reader is at the bottom. */
+  /**
+   * Remembers which row is at the top and whether the reader is at the bottom: at the end of
+   * the rows as rendered, or as last measured. A row that grew (an image loading) and was not
+   * measured yet makes the rendered end lower than the reader's; one that shrank, the reverse.
+   * Either way a reader who was at the end still is.
+   */
   #capture () {
     this.#layout()
     const { scrollTop, clientHeight, scrollHeight } = this.scroller
-    this.stick = scrollTop + clientHeight >= scrollHeight - BOTTOM_SLACK
+    this.stick = scrollTop + clientHeight >= Math.min(scrollHeight, this.offsets[this.count]) - BOTTOM_SLACK
     const index = this.#indexAt(scrollTop)
     this.anchor = { index, delta: scrollTop - this.offsets[index] }
   }
