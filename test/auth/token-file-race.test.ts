@@ -23,22 +23,39 @@ afterEach(async () => {
   fx.cleanup()
 })
 
-/** Starts the revoker on `ids`; resolves once it is ready, with a function that starts it and waits for the end. */
-async function revoker (file: string, ids: string[]): Promise<() => Promise<void>> {
-  const child = spawn(process.execPath, ['--import', 'tsx', REVOKER, file, ...ids], { stdio: ['pipe', 'pipe', 'pipe'] })
+interface Revoker {
+  /** Starts revoking `ids`; resolves when they are all revoked. */
+  revoke(ids: string[]): Promise<void>
+  /** Ends the revoker; it must exit 0 without a word on stderr. */
+  end(): Promise<void>
+}
+
+/** Starts the revoker on `file`; resolves once it is ready. */
+async function revoker (file: string): Promise<Revoker> {
+  const child = spawn(process.execPath, ['--import', 'tsx', REVOKER, file], { stdio: ['pipe', 'pipe', 'pipe'] })
   let out = ''
   let err = ''
   child.stdout.on('data', (chunk: Buffer) => { out += chunk.toString() })
   child.stderr.on('data', (chunk: Buffer) => { err += chunk.toString() })
   const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
-  while (!out.includes('ready')) {
-    if (child.exitCode !== null) throw new Error(`revoker failed: ${err}`)
-    await new Promise((resolve) => setTimeout(resolve, 10))
+  const waitFor = async (count: number, word: string): Promise<void> => {
+    while (out.split('\n').filter((l) => l === word).length < count) {
+      if (child.exitCode !== null) throw new Error(`revoker failed: ${err}`)
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
   }
-  return async () => {
-    child.stdin.write('go\n')
-    const code = await exited
-    expect({ code, err }).toEqual({ code: 0, err: '' })
+  await waitFor(1, 'ready')
+  let rounds = 0
+  return {
+    revoke: async (ids) => {
+      child.stdin.write(ids.join(' ') + '\n')
+      await waitFor(++rounds, 'done')
+    },
+    end: async () => {
+      child.stdin.end()
+      const code = await exited
+      expect({ code, err }).toEqual({ code: 0, err: '' })
+    },
   }
 }
 
@@ -46,11 +63,11 @@ describe('token file writers share one lock', () => {
   it(`a revocation raced with API token creation stays revoked (${ROUNDS} rounds of ${PER_ROUND})`, { timeout: 180_000 }, async () => {
     fx = await tokenFixture()
     app = await buildTestApp({ tokens: await fx.load() })
+    const cli = await revoker(fx.path)
     for (let round = 0; round < ROUNDS; round++) {
       const victims = await Promise.all(Array.from({ length: PER_ROUND }, async () => await addToken(fx.path, { tenant: 'acme', scopes: ['read'] })))
       await app.tokens?.reload()
-      const go = await revoker(fx.path, victims.map((v) => v.token.id))
-      const revoking = go()
+      const revoking = cli.revoke(victims.map((v) => v.token.id))
       const created: string[] = []
       for (let i = 0; i < PER_ROUND; i++) {
         const res = await app.inject({ method: 'POST', url: '/v1/tokens', headers: bearer(fx.secrets.admin), payload: { scopes: ['read'] } })
@@ -70,5 +87,6 @@ describe('token file writers share one lock', () => {
         expect(res.statusCode, `round ${round}: a created token was lost`).toBe(200)
       }
     }
+    await cli.end()
   })
 })

@@ -1,13 +1,21 @@
 /**
  * `TEST_STORAGE=postgres`: the session storage a test app runs on is `PgSessionStorage`, opened
- * the way a server opens it (`openStorage`: pool, migrations, catalog), in a schema of its own
- * within the run's test database (test/setup/pg-database.ts), so apps never see each other's
- * rows and making one costs a schema, not a database. Closing drops the schema.
+ * the way a server opens it (`openStorage`: instance lock, pool, migrations, catalog), in a schema
+ * of its own within the run's test database (test/setup/pg-database.ts), so apps never see each
+ * other's rows.
+ *
+ * Creating a schema and applying the migrations to it costs far more than the app that uses it,
+ * so the run keeps a pool of schemas (the `test_schemas` table): an app claims one that is free,
+ * or creates one; closing the app empties every table but the migration record and frees the
+ * schema for the next app, in this worker or another. A reused schema therefore holds the tables
+ * of the migrations and no rows, as a fresh one does once migrated, and its migrations are checked
+ * again by `openStorage`. A schema that cannot be emptied is dropped instead.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
 import { openStorage, type OpenedStorage } from '../../src/storage/open-storage.js'
+import { SCHEMA_POOL_TABLE } from '../setup/pg-database.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -19,28 +27,65 @@ declare module 'vitest' {
 /** True when the test apps of this run keep their sessions in PostgreSQL. */
 export const onPostgres = process.env.TEST_STORAGE === 'postgres'
 
-async function admin (sql: string): Promise<void> {
+/** The tables a migrated schema keeps when it is emptied for the next app. */
+const KEPT_TABLES = ['ss_schema_migrations']
+
+async function admin<R extends pg.QueryResultRow = pg.QueryResultRow> (sql: string): Promise<R[]> {
   const client = new pg.Client({ connectionString: inject('pgDatabaseUrl') })
   await client.connect()
   try {
-    await client.query(sql)
+    return (await client.query<R>(sql)).rows
   } finally {
     await client.end()
   }
 }
 
-/** A database URL whose connections work in a new, empty schema; `drop` removes the schema. */
-export async function createTestSchema (): Promise<{ url: string, drop: () => Promise<void> }> {
-  const schema = `app_${randomBytes(6).toString('hex')}`
-  await admin(`CREATE SCHEMA ${schema}`)
-  const url = new URL(inject('pgDatabaseUrl'))
-  url.searchParams.set('options', `-c search_path=${schema}`)
-  return { url: url.toString(), drop: async () => { await admin(`DROP SCHEMA ${schema} CASCADE`) } }
+/** A free schema of the pool, now taken, or a new empty one (taken too). */
+async function claimSchema (): Promise<string> {
+  const [free] = await admin<{ name: string }>(`UPDATE ${SCHEMA_POOL_TABLE} SET busy = true WHERE name =
+    (SELECT name FROM ${SCHEMA_POOL_TABLE} WHERE NOT busy LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING name`)
+  if (free !== undefined) return free.name
+  const name = `app_${randomBytes(6).toString('hex')}`
+  await admin(`BEGIN; CREATE SCHEMA ${name}; INSERT INTO ${SCHEMA_POOL_TABLE} (name, busy) VALUES ('${name}', true); COMMIT`)
+  return name
 }
 
-/** A fresh PostgreSQL session storage over `dataDir`; `close` ends its pool and drops its schema. */
+/** Empties every table of `schema` but the migration record and frees it; drops it when that fails. */
+async function releaseSchema (schema: string): Promise<void> {
+  const kept = KEPT_TABLES.map((t) => `'${t}'`).join(', ')
+  try {
+    await admin(`DO $$ DECLARE tables text; BEGIN
+      SELECT string_agg(format('%I.%I', schemaname, tablename), ', ') INTO tables FROM pg_tables
+        WHERE schemaname = '${schema}' AND tablename NOT IN (${kept});
+      IF tables IS NOT NULL THEN EXECUTE 'TRUNCATE ' || tables; END IF;
+      UPDATE ${SCHEMA_POOL_TABLE} SET busy = false WHERE name = '${schema}';
+    END $$`)
+  } catch {
+    await admin(`BEGIN; DROP SCHEMA ${schema} CASCADE; DELETE FROM ${SCHEMA_POOL_TABLE} WHERE name = '${schema}'; COMMIT`)
+  }
+}
+
+/** A database URL whose connections work in `schema`. */
+function schemaUrl (schema: string): string {
+  const url = new URL(inject('pgDatabaseUrl'))
+  url.searchParams.set('options', `-c search_path=${schema}`)
+  return url.toString()
+}
+
+/** A PostgreSQL session storage over `dataDir` with no sessions or files; `close` ends its pool and frees its schema. */
 export async function openTestPgStorage (dataDir: string): Promise<OpenedStorage> {
-  const schema = await createTestSchema()
-  const opened = await openStorage({ storage: 'postgres', dataDir, databaseUrl: schema.url })
-  return { storage: opened.storage, blobs: opened.blobs, close: async () => { await opened.close(); await schema.drop() } }
+  const schema = await claimSchema()
+  let opened: OpenedStorage
+  try {
+    opened = await openStorage({ storage: 'postgres', dataDir, databaseUrl: schemaUrl(schema) })
+  } catch (err) {
+    await releaseSchema(schema)
+    throw err
+  }
+  let closed: Promise<void> | undefined
+  const close = async (): Promise<void> => {
+    await opened.close()
+    await releaseSchema(schema)
+  }
+  return { storage: opened.storage, blobs: opened.blobs, close: async () => { closed ??= close(); await closed } }
 }

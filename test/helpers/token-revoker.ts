@@ -1,16 +1,18 @@
 /**
  * A second writer of a token file, in its own process, as `session-store token revoke` is:
- * `node --import tsx token-revoker.ts <file> <id>...` prints `ready`, waits for a line on stdin,
- * then revokes each id in turn with the CLI's own function and prints `done`.
+ * `node --import tsx token-revoker.ts <file>` prints `ready`, then for each line on stdin (token
+ * ids separated by spaces) revokes each id in turn with the CLI's own function and prints `done`;
+ * it exits when stdin ends. One process serves every round of a race, so each round starts
+ * revoking the moment its line arrives.
  */
-import { once } from 'node:events'
+import { createInterface } from 'node:readline'
 import { removeToken } from '../../src/auth/tokens.js'
 
-const [file, ...ids] = process.argv.slice(2)
+const [file] = process.argv.slice(2)
 process.stdout.write('ready\n')
-await once(process.stdin, 'data')
-for (const id of ids) {
-  if (!await removeToken(file as string, id)) throw new Error(`token ${id} was not in the file`)
+for await (const line of createInterface({ input: process.stdin })) {
+  for (const id of line.split(' ').filter((s) => s !== '')) {
+    if (!await removeToken(file as string, id)) throw new Error(`token ${id} was not in the file`)
+  }
+  process.stdout.write('done\n')
 }
-process.stdout.write('done\n')
-process.stdin.destroy()

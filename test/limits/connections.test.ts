@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
 import { buildTestApp } from '../helpers/app.js'
+import { builtServer } from '../helpers/build.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -118,7 +119,7 @@ describe('running out of file descriptors', () => {
   it('does not crash the server: load shedding samples nothing that needs a descriptor', async () => {
     fx = await tokenFixture()
     // No connection caps, so that the connections really exhaust the 256 descriptors.
-    const child = spawn('prlimit', ['--nofile=256', process.execPath, '--import', 'tsx', join(ROOT, 'src', 'server.ts')], {
+    const child = spawn('prlimit', ['--nofile=256', process.execPath, builtServer()], {
       cwd: ROOT,
       env: {
         ...process.env,
