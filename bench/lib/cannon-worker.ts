@@ -6,7 +6,12 @@
 import { createRequire } from 'node:module'
 import type { CannonConfig, CannonSummary } from './cannon.js'
 
-interface Client { setRequest(request: { method: string, path: string, headers: Record<string, string>, body: string }): void }
+interface Request { method: string, path: string, headers: Record<string, string>, body: string }
+/**
+ * `setRequests`, not `setRequest`: autocannon's `setRequest` replaces only the request being
+ * built, and from the second request on the connection cycles back to its list, the URL's path.
+ */
+interface Client { setRequests(requests: Request[]): void }
 interface Result {
   requests: { average: number, total: number }
   latency: { p50: number, p99: number, average: number }
@@ -29,7 +34,7 @@ const setupClient = paths === undefined
   ? undefined
   : (client: Client): void => {
       const path = paths[nextClient++ % paths.length] as string
-      client.setRequest({ method: config.method, path, headers: config.headers, body: config.body })
+      client.setRequests([{ method: config.method, path, headers: config.headers, body: config.body }])
     }
 const needle = config.bodyIncludes
 const verifyBody = needle === undefined ? undefined : (body: string): boolean => body.includes(needle)
