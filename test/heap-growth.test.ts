@@ -7,16 +7,20 @@
 import { spawnSync } from 'node:child_process'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { boundHeapGrowth, HEAP_GROWING_PERCENT } from '../src/heap-growth.js'
+import { boundHeapGrowth, HEAP_GROWING_PERCENT, loadingGrowthPercent } from '../src/heap-growth.js'
 
 const MODULE = join(import.meta.dirname, '..', 'src', 'heap-growth.ts')
 
-/** The factors V8 reports for the old generation's new limits, in a child that keeps 20 MB live. */
-function limitFactors (bound: boolean, nodeArgs: string[] = []): number[] {
+/**
+ * The factors V8 reports for the old generation's new limits, in a child that keeps 20 MB live;
+ * with `loading`, while a load of that many more bytes is announced and nothing of it is read yet.
+ */
+function limitFactors (bound: boolean, nodeArgs: string[] = [], loading = 0): number[] {
   const script = `
-    const { boundHeapGrowth } = await import(${JSON.stringify(MODULE)})
+    const { boundHeapGrowth, expectLoad } = await import(${JSON.stringify(MODULE)})
     if (${bound}) boundHeapGrowth()
     const keep = Array.from({ length: 200 }, (_, i) => 'x'.repeat(100000) + i)
+    if (${loading} > 0) expectLoad(${loading})
     globalThis.gc()
     process.stdout.write(String(keep.length) + '\\n')`
   const child = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--trace-gc-verbose', ...nodeArgs, '--input-type=module', '-e', script], { encoding: 'utf8' })
@@ -37,5 +41,36 @@ describe('heap growth', () => {
   it('leaves a factor given on the node command line alone', () => {
     expect(boundHeapGrowth(['--heap-growing-percent=20'])).toBe(false)
     expect(new Set(limitFactors(true, ['--heap-growing-percent=20']))).toEqual(new Set([1.2]))
+    expect(new Set(limitFactors(true, ['--heap-growing-percent=20'], 100_000_000))).toEqual(new Set([1.2]))
+  })
+
+  it('lets the heap grow by the records of what a load in progress has still to read', () => {
+    const used = 40_000_000
+    expect(loadingGrowthPercent(0, used)).toBe(HEAP_GROWING_PERCENT)
+    expect(loadingGrowthPercent(used / 100, used)).toBe(HEAP_GROWING_PERCENT)
+    expect(loadingGrowthPercent(used, used)).toBe(130) // 125 % of the unread bytes, in steps of 10
+    expect(loadingGrowthPercent(4 * used, used)).toBe(500)
+    expect(loadingGrowthPercent(used, 1000)).toBe(loadingGrowthPercent(used, 8 * 1024 * 1024)) // a tiny heap counts as 8 MiB
+  })
+
+  it('applies that factor while a load is announced, and the fixed one again once it is done', () => {
+    // 40 MB still to read over at most ~20 MB in use: the next limit leaves room for their
+    // records (a factor of 3.5 or more), not 1.5
+    const loading = limitFactors(true, [], 40_000_000)
+    expect(loading.length).toBeGreaterThan(0)
+    expect(Math.max(...loading)).toBeGreaterThanOrEqual(3.5)
+    const script = `
+      const { boundHeapGrowth, expectLoad } = await import(${JSON.stringify(MODULE)})
+      boundHeapGrowth()
+      const keep = Array.from({ length: 200 }, (_, i) => 'x'.repeat(100000) + i)
+      const load = expectLoad(40_000_000)
+      load.read(40_000_000)
+      load.done()
+      globalThis.gc()
+      process.stdout.write(String(keep.length) + '\\n')`
+    const child = spawnSync(process.execPath, ['--import', 'tsx', '--expose-gc', '--trace-gc-verbose', '--input-type=module', '-e', script], { encoding: 'utf8' })
+    expect(child.status, child.stderr).toBe(0)
+    const after = [...child.stdout.matchAll(/\[HeapController\] Limit: .*\(([\d.]+)\)/g)].map((m) => Number(m[1]))
+    expect(new Set(after)).toEqual(new Set([1 + HEAP_GROWING_PERCENT / 100]))
   })
 })

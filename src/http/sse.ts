@@ -37,7 +37,10 @@ function definedHeaders (headers: Record<string, number | string | string[] | un
 }
 
 export interface SseOptions {
-  /** A `: ping` comment is written after this many ms without any output. */
+  /**
+   * A `: ping` comment is written once there was no output for half of this many ms, checked
+   * every half: a stream is never silent for this long.
+   */
   heartbeatMs: number
   /**
    * A write attempted while more than this many bytes from earlier writes wait unsent cuts the
@@ -84,6 +87,12 @@ export class SseConnection {
   readonly #closeWaiters = new Set<() => void>()
   readonly #heartbeat: NodeJS.Timeout
   readonly #out: BodyOutput
+  /**
+   * Something was written since the heartbeat last looked. A flag rather than a timer re-armed
+   * per write: an append's fan-out writes to every subscriber, and re-arming costs each write a
+   * clock read and a timer list update.
+   */
+  #wrote = false
   #closed = false
   #dirty = false
   #wakeDue = false
@@ -107,7 +116,7 @@ export class SseConnection {
     })
     raw.flushHeaders()
     this.#out = bodyOutput(raw)
-    this.#heartbeat = setTimeout(() => { this.#ping() }, options.heartbeatMs)
+    this.#heartbeat = setInterval(() => { this.#beat() }, Math.max(1, options.heartbeatMs / 2))
     // The response's `close` fires when the client goes away (the request's may fire as soon as
     // its body has been read, which for a stream means nothing).
     const closed = (): void => { this.#finish() }
@@ -139,9 +148,8 @@ export class SseConnection {
       this.#cut('backlog over the limit')
       return false
     }
-    const accepted = out.write(this.#out.encode(text))
-    this.#heartbeat.refresh()
-    return accepted
+    this.#wrote = true
+    return out.write(this.#out.encode(text))
   }
 
   /**
@@ -244,15 +252,17 @@ export class SseConnection {
     this.#finish()
   }
 
-  #ping (): void {
+  /** Every half heartbeat: a ping when nothing was written since the last look. */
+  #beat (): void {
     if (this.#closed) return
-    this.send(encodeComment('ping'))
+    if (this.#wrote) this.#wrote = false
+    else this.send(encodeComment('ping'))
   }
 
   #finish (): void {
     if (this.#closed) return
     this.#closed = true
-    clearTimeout(this.#heartbeat)
+    clearInterval(this.#heartbeat)
     if (!this.#ending) logCompleted(this.#req, this.#reply) // the client left or was cut off
     const resolve = this.#wake
     this.#wake = undefined

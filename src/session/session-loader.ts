@@ -2,6 +2,7 @@
  * Reading a session file into records and classifying it (SPEC.md §5.2, §5.3).
  */
 import { basename, dirname, join } from 'node:path'
+import { expectLoad } from '../heap-growth.js'
 import type { SessionStorage } from '../storage/types.js'
 import { fileTimestamp } from './cwd.js'
 import type { Logger } from './logger.js'
@@ -43,18 +44,36 @@ function parsed (parser: JsonlStreamParser): ParsedFile {
 
 /**
  * Reads and parses `path`, a chunk at a time when the storage can (`readTextChunks`), so that a
- * large file is never held whole as text next to its records. Read errors other than ENOENT
+ * large file is never held whole as text next to its records; meanwhile the heap may grow by
+ * what is still to read before V8 collects (`expectLoad`). Read errors other than ENOENT
  * propagate.
  */
 export async function parseFile (storage: SessionStorage, path: string): Promise<ParsedFile> {
   try {
     if (storage.readTextChunks === undefined) return parseText(await storage.readText(path))
     const parser = new JsonlStreamParser()
-    for await (const chunk of storage.readTextChunks(path)) parser.push(chunk)
+    const load = expectLoad(sizeOf(storage, path))
+    try {
+      for await (const chunk of storage.readTextChunks(path)) {
+        parser.push(chunk)
+        load.read(chunk.length)
+      }
+    } finally {
+      load.done()
+    }
     return parsed(parser)
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING
     throw err
+  }
+}
+
+/** The size of `path` in bytes; 0 when it cannot be read (the read then says why). */
+function sizeOf (storage: SessionStorage, path: string): number {
+  try {
+    return storage.statSync(path).size
+  } catch {
+    return 0
   }
 }
 

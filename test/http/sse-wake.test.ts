@@ -4,30 +4,30 @@
  */
 import { EventEmitter } from 'node:events'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { SseConnection, type WakeReason } from '../../src/http/sse.js'
 
-/** A connection over a stand-in response that accepts every write. */
-function connection (): SseConnection {
+/** A connection over a stand-in response that accepts every write (kept in `written`, if given). */
+function connection (heartbeatMs = 60_000, written: string[] = []): SseConnection {
   const raw = Object.assign(new EventEmitter(), {
     writableNeedDrain: false,
     writableLength: 0,
     writeHead () {},
     flushHeaders () {},
-    write () { return true },
+    write (chunk: string | Buffer) { written.push(String(chunk)); return true },
     end () {},
     destroy () {},
   })
   const reply = { raw, hijack () {}, getHeaders: () => ({}), log: { info () {} } } as unknown as FastifyReply
   const req = { raw: { socket: { destroyed: false } } } as unknown as FastifyRequest
-  return new SseConnection(req, reply, { heartbeatMs: 60_000, maxBufferedBytes: 1 << 20, drainTimeoutMs: 1000 })
+  return new SseConnection(req, reply, { heartbeatMs, maxBufferedBytes: 1 << 20, drainTimeoutMs: 1000 })
 }
 
 const turn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
 describe('SseConnection.wake', () => {
   it('wakes 100 connections per event-loop turn, each once however often it was woken', async () => {
-    const conns = Array.from({ length: 250 }, connection)
+    const conns = Array.from({ length: 250 }, () => connection())
     const woken: WakeReason[] = []
     for (const conn of conns) void conn.nextWake().then((reason) => woken.push(reason))
     for (const conn of conns) {
@@ -72,5 +72,30 @@ describe('SseConnection.onWake', () => {
     await turn()
     expect([calls, woken]).toEqual([2, 1])
     conn.end()
+  })
+})
+
+describe('SseConnection heartbeat', () => {
+  afterEach(() => { vi.useRealTimers() })
+
+  it('pings after a silence, never one longer than heartbeatMs, and not while writes keep coming', () => {
+    vi.useFakeTimers()
+    const written: string[] = []
+    const conn = connection(1000, written)
+    const pings = (): number => written.filter((w) => w === ': ping\n\n').length
+    const timers = vi.getTimerCount()
+    for (let i = 0; i < 50; i++) { // a write every 400 ms: never silent for long
+      conn.send('event: entry\ndata: {}\n\n')
+      vi.advanceTimersByTime(400)
+    }
+    expect(pings()).toBe(0)
+    expect(vi.getTimerCount()).toBe(timers)
+    vi.advanceTimersByTime(1000) // silent since the last write: pinged within heartbeatMs
+    expect(pings()).toBe(1)
+    vi.advanceTimersByTime(10_000) // idle: about one ping per heartbeatMs
+    expect(pings()).toBeGreaterThanOrEqual(10)
+    expect(pings()).toBeLessThanOrEqual(12)
+    conn.end()
+    expect(vi.getTimerCount()).toBe(timers - 1)
   })
 })
