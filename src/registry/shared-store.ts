@@ -10,6 +10,8 @@
  */
 import { join } from 'node:path'
 import { findMovedSessionFile } from '../session/agent-dirs.js'
+import { parseJsonlLenient } from '../session/parser.js'
+import { isEntry } from '../session/tree.js'
 import { isInside } from '../storage/paths.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
@@ -102,5 +104,31 @@ async function changed (core: RegistryCore, path: string): Promise<void> {
   if (core.index.get(id) !== path) core.index.set(id, path)
   const slot = core.open.peek(id)
   if (slot === undefined || await isCurrent(core, slot)) return
-  if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+  if (await appendTail(core, slot)) core.emit(id, { type: 'append' })
+  else if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+}
+
+/**
+ * Adds to the open session what another server appended to it, read from the store, without
+ * reading the session again: only while nothing of this server's is on its way to the store
+ * (under the session's lock, every entry durable). False when the session must be loaded anew.
+ */
+async function appendTail (core: RegistryCore, slot: OpenSession): Promise<boolean> {
+  const read = core.storage.readLinesAfter
+  const m = slot.manager
+  const file = m.getSessionFile()
+  if (read === undefined || file === undefined || !m.isFlushed() || m.getLatchedError() !== undefined) return false
+  return await slot.lock.run(async () => {
+    if (slot.deleted || slot.durable !== m.entryCount()) return false
+    const text = await read.call(core.storage, file, m.state.records.length)
+    if (text === undefined || slot.deleted || slot.durable !== m.entryCount()) return false
+    for (const record of parseJsonlLenient(text)) {
+      if (isEntry(record)) m.state.add(record)
+      else m.state.records.push(record)
+    }
+    slot.markRewritten()
+    core.touch(slot)
+    core.open.grow(slot, Buffer.byteLength(text, 'utf8'))
+    return true
+  })
 }

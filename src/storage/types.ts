@@ -124,6 +124,12 @@ export interface SessionStorage {
   generation?(path: string): number | undefined
   /** Calls `listener` with every path another process changed; returns the stop function. */
   watch?(listener: (path: string) => void): () => void
+  /**
+   * The lines of the file after its first `lines` lines, when another process only appended to
+   * it since this one tracked or wrote it; the state this process holds then moves on to what
+   * was read. Undefined when the file changed otherwise (it must be read whole again).
+   */
+  readLinesAfter?(path: string, lines: number): Promise<string | undefined>
   /** Brings what the synchronous calls answer up to date with every change committed so far. */
   sync?(): Promise<void>
   /** The paths of the stored session files whose header id is `id`, up to date (see `sync`). */

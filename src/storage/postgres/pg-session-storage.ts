@@ -37,7 +37,7 @@ import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
 import { PgSessionLog } from './session-log.js'
 import {
-  appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, removeAt, sessionPath, sessionPaths, storedVersion,
+  appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
   type Stored, type StoredFile, type Versioned,
 } from './stored-files.js'
 
@@ -136,6 +136,22 @@ export class PgSessionStorage implements SessionStorage {
   /** The row generation this process holds of `path` (a rewrite makes a new one), if tracked. */
   generation (path: string): number | undefined {
     return this.#held.get(pathKey(path))?.born
+  }
+
+  /**
+   * The entry lines after the first `lines` lines (header included) of the session at `path`,
+   * when its row is still the one this process holds (only appended to); undefined otherwise.
+   */
+  async readLinesAfter (path: string, lines: number): Promise<string | undefined> {
+    const rel = this.#rel(path)
+    return await this.#exclusive([path], async () => {
+      const held = this.#held.get(pathKey(path))
+      if (held === undefined || lines < 1) return undefined
+      const read = await readEntriesAfter(this.#pool, rel, lines - 1)
+      if (read === undefined || read.born !== held.born) return undefined
+      this.#hold(path, read)
+      return read.lines.map((line) => line + '\n').join('')
+    }, false)
   }
 
   /** Re-reads every file whose stored version differs from the catalog's. */

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg'
 import { DEFAULT_TENANT } from '../../auth/tokens.js'
-import { query } from './pool.js'
+import { query, transaction } from './pool.js'
 import { entryLines, sessionForm } from './session-form.js'
 
 /**
@@ -123,6 +123,20 @@ export async function storedVersions (pool: pg.Pool): Promise<Map<string, number
 export async function sessionPath (pool: pg.Pool, tenant: string, id: string): Promise<string | undefined> {
   const { rows } = await query<{ path: string | null }>(pool, 'SELECT path FROM ss_sessions WHERE tenant = $1 AND id = $2', [tenant, id])
   return rows[0]?.path ?? undefined
+}
+
+/** The session at `rel` as of one snapshot: its version, and its entry lines after `seq`. */
+export async function readEntriesAfter (pool: pg.Pool, rel: string, seq: number): Promise<(Versioned & { lines: string[] }) | undefined> {
+  return await transaction(pool, async (client) => {
+    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    const head = await client.query<{ tenant: string, id: string, version: string, born: string }>(
+      'SELECT tenant, id, version, born FROM ss_sessions WHERE path = $1', [rel])
+    const row = head.rows[0]
+    if (row === undefined) return undefined
+    const { rows } = await client.query<{ line: string }>(
+      'SELECT line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq', [row.tenant, row.id, seq])
+    return { ...versioned(row), lines: rows.map((r) => r.line) }
+  })
 }
 
 /** The paths of the stored sessions of id `id`, in any tenant. */
