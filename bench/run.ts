@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, ui.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, pgmulti, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -16,11 +16,13 @@ import { buildOnce, SERVER_UNDER_TEST } from './lib/processes.js'
 import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
 import { driverSection, measureDrivers } from './pg-driver.js'
+import { measureMulti, multiSection } from './pg-multi.js'
 import { measurePgStorage, pgStorageSection } from './pg-storage.js'
 import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
+const PG_MULTI = { subscribers: 100, rate: 200, seconds: 15 }
 const RESULTS = join(import.meta.dirname, 'RESULTS.md')
 const HISTORY_HEADING = '## History (written by hand'
 
@@ -76,6 +78,7 @@ const STEPS: Record<string, () => Promise<string>> = {
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
   pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
+  pgmulti: async () => multiSection(await measureMulti(PG_MULTI), PG_MULTI),
   ui: async () => uiOpenSection(results.ui = await measureUiOpen()),
 }
 

@@ -110,9 +110,9 @@ export async function openStore (target: StoreTarget, role: 'source' | 'destinat
   ])
   let release = async (): Promise<void> => {}
   try {
-    // A server on the database answers from its own catalog: refuse while one runs, and keep
-    // one from starting until the move is done.
-    const lock = await acquireInstanceLock(target.url)
+    // Servers on the database would serve sessions half moved: refuse while one runs, and keep
+    // them from starting until the move is done.
+    const lock = await acquireInstanceLock(target.url, 'migration')
     const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
     release = async () => {
       try {

@@ -78,7 +78,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
     if (queued !== undefined) await queued
     const { result, etag } = await pending
     return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed }
-  })
+  }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
 }
 
 /** Validates and appends synchronously; nothing is appended when anything is invalid. */

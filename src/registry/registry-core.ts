@@ -20,6 +20,7 @@ import { OpenSessions, type Loaded } from './open-sessions.js'
 import { publicHeader } from './public-header.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
+import { followStore, isCurrent, isStale, STALE_RETRIES, type StoreFollower } from './shared-store.js'
 import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
 
 export interface RegistryOptions {
@@ -97,6 +98,8 @@ export class RegistryCore {
   readonly globalListeners = new Set<GlobalListener>()
   readonly globalEvents: GlobalEventLog
   readonly shutdownHooks = new Set<() => void>()
+  /** The changes of other servers on the store (shared-store.ts). */
+  readonly store: StoreFollower
   /** Per-session revision of leaf moves and header changes; outlives eviction (see etag.ts). */
   readonly #revisions = new Map<string, number>()
   readonly #bootId = randomBytes(6).toString('base64url')
@@ -131,6 +134,7 @@ export class RegistryCore {
       this.log.info({ sessions: index.size }, 'session index built')
     })
     this.ready.catch((err: unknown) => { this.log.error({ err }, 'Building the session index failed') })
+    this.store = followStore(this)
   }
 
   /** Options for every `SessionManager` factory call. */
@@ -142,18 +146,32 @@ export class RegistryCore {
 
   /**
    * Runs `fn` with the open session `id` (loading it if needed); the session is not evicted
-   * meanwhile. A latched persistence error surfaces as `StorageFailed` (507).
+   * meanwhile. A latched persistence error surfaces as `StorageFailed` (507). On a store that
+   * other servers share, the open session is first checked against the store (unless `check`
+   * is false: the caller's writes are checked by the store anyway) and loaded again when it
+   * changed; `fn` runs again on the session loaded anew when its writes met a change of
+   * another server (shared-store.ts).
    */
-  async use<T> (id: string, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
+  async use<T> (id: string, fn: (slot: OpenSession) => T | Promise<T>, check = true): Promise<T> {
     if (!this.indexed) await this.ready
-    const slot = this.open.acquireLoaded(id) ?? await this.open.acquire(id, async () => await this.#load(id))
-    try {
-      if (slot.deleted) throw new SessionNotFound(id)
-      return await fn(slot)
-    } catch (err) {
-      throw this.storageError(slot, err)
-    } finally {
-      this.open.release(slot)
+    for (let attempt = 1; ; attempt++) {
+      const slot = this.open.acquireLoaded(id) ?? await this.open.acquire(id, async () => await this.#load(id))
+      try {
+        if (slot.deleted) throw new SessionNotFound(id)
+        if (check && !await isCurrent(this, slot)) {
+          this.open.retire(slot)
+          continue
+        }
+        return await fn(slot)
+      } catch (err) {
+        if (isStale(err) && attempt < STALE_RETRIES) {
+          this.open.retire(slot)
+          continue
+        }
+        throw this.storageError(slot, err)
+      } finally {
+        this.open.release(slot)
+      }
     }
   }
 
@@ -230,7 +248,13 @@ export class RegistryCore {
   etag (slot: OpenSession): string {
     const m = slot.manager
     const revision = this.#revisions.get(slot.id)
-    const stamp = revision === undefined ? '' : `${this.#bootId}:${revision}`
+    // On a shared store the stored file's generation (new with each rewrite: title, move)
+    // stamps the etag alike on every server; the revision then counts only leaf moves, which
+    // this server alone holds.
+    const file = m.getSessionFile()
+    const generation = file === undefined ? undefined : this.storage.generation?.(file)
+    const local = revision === undefined ? '' : `${this.#bootId}:${revision}`
+    const stamp = generation === undefined ? local : `g${generation}${local === '' ? '' : `/${local}`}`
     return computeEtag({ id: slot.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
   }
 
@@ -289,14 +313,14 @@ export class RegistryCore {
 
   /** A header change: new etag, `session` event, `session-updated`. */
   announceHeader (slot: OpenSession): void {
-    this.bumpRevision(slot.id)
+    if (this.storage.generation === undefined) this.bumpRevision(slot.id)
     this.touch(slot)
     this.emit(slot.id, { type: 'session', session: this.view(slot) })
     this.emitGlobal('session-updated', this.info(slot))
   }
 
   async #load (id: string): Promise<Loaded> {
-    let path = this.index.get(id)
+    let path = this.index.get(id) ?? await this.#located(id)
     // An agent may have moved the directory (agent-dirs.ts): follow the file by its name.
     if (path !== undefined && !this.storage.existsSync(path)) {
       const moved = findMovedSessionFile(this.storage, this.dataDir, path)
@@ -308,6 +332,7 @@ export class RegistryCore {
       this.index.delete(id)
       throw new SessionNotFound(id)
     }
+    await this.storage.track?.(path) // before the read: a change after it then counts as one
     const manager = await SessionManager.open(path, undefined, this.storage, this.managerOptions())
     if (manager.getSessionId() !== id) {
       // The file was replaced since it was indexed; index it under the id it has now.
@@ -317,6 +342,13 @@ export class RegistryCore {
       throw new SessionNotFound(id)
     }
     return { manager, modifiedMs: this.#mtime(path) ?? preciseNow(), bytes: this.#size(path) ?? 0 }
+  }
+
+  /** The file of session `id` when another server made it since this one indexed. */
+  async #located (id: string): Promise<string | undefined> {
+    const path = await this.store.locate(id)
+    if (path !== undefined && this.index.get(id) === undefined) this.index.set(id, path)
+    return this.index.get(id)
   }
 
   #size (path: string | undefined): number | undefined {

@@ -51,6 +51,7 @@ export class SessionListing {
     const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor)
     const dirs = query.cwd === undefined ? undefined : new Set(this.#dirsOf(query.cwd))
     await core.ready
+    await core.store.caughtUp()
     const candidates = [...core.index.entries()].filter(([, path]) => dirs === undefined || dirs.has(dirname(path)))
     const listed: Listed[] = []
     let next = 0
@@ -78,6 +79,7 @@ export class SessionListing {
     const dirs = this.#dirsOf(cwd)
     const max = Math.min(Math.max(limit, 1), 1000)
     await this.#core.ready
+    await this.#core.store.caughtUp()
     const items: RecentItem[] = []
     for (const dir of dirs) {
       for (const r of await getRecentSessions(this.#core.storage, dir, max)) items.push({ id: r.id, name: r.name, modifiedMs: r.mtime.getTime() })

@@ -56,6 +56,7 @@ export async function create (core: RegistryCore, input: CreateInput): Promise<S
 export async function continueRecent (core: RegistryCore, cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
   await core.ready
   assertValidCwd(cwd)
+  await core.store.caughtUp()
   const sessionDirs = sessionDirsOf(core.dataDir, cwd)
   const path = await resolveContinueTarget(core.storage, { dataDir: core.dataDir, cwd, terminalId, sessionDirs })
   const id = path === null ? undefined : core.index.idForPath(path) ?? await indexFile(core, path)

@@ -189,6 +189,7 @@ export class SessionRegistry {
 
   /** Ends streams, then flushes, fsyncs and closes every open session. */
   async close (): Promise<void> {
+    this.#core.store.stop()
     this.shutdown()
     await this.#core.ready.catch(() => {})
     await this.#core.open.closeAll()

@@ -1,8 +1,10 @@
 /**
  * Opens the session storage a server runs on (`STORAGE`): `disk` and `memory` at once; for
- * `postgres` the instance lock (instance-lock.ts), the process's one pool on `DATABASE_URL`, the
- * schema migrations applied, then the storage with its catalog loaded. `close()` ends the pool
- * and drops the lock, after everything using them closed.
+ * `postgres` the instance lock held shared with other servers (instance-lock.ts: only a store
+ * migration is kept out), the process's one pool on `DATABASE_URL`, the schema migrations
+ * applied, then the storage with its catalog loaded and following the changes of the other
+ * servers on the database. `close()` stops that, ends the pool and drops the lock, after
+ * everything using them closed.
  */
 import { createBlobStore, type BlobStoreFactory } from '../blobs/index.js'
 import type { Config } from '../config.js'
@@ -30,10 +32,12 @@ export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 
     return { storage: createStorage(kind), blobs: (root) => createBlobStore(kind, root), close: async () => {} }
   }
   if (config.databaseUrl === undefined) throw new InvalidConfig('DATABASE_URL', 'required with STORAGE=postgres')
-  const lock = await acquireInstanceLock(config.databaseUrl)
+  const lock = await acquireInstanceLock(config.databaseUrl, 'server')
   const pool = createPool(config.databaseUrl, { logger })
+  let storage: PgSessionStorage | undefined
   const close = async (): Promise<void> => {
     try {
+      await storage?.close()
       await pool.end()
     } finally {
       await lock.release()
@@ -41,7 +45,7 @@ export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 
   }
   try {
     await migrate(pool, { logger })
-    const storage = await PgSessionStorage.open(pool, { dataDir: config.dataDir })
+    storage = await PgSessionStorage.open(pool, { dataDir: config.dataDir, listenUrl: config.databaseUrl, logger })
     return { storage, blobs: (_root, tenant) => new PgBlobStore(pool, tenant), close }
   } catch (err) {
     await close()

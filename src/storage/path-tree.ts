@@ -30,6 +30,11 @@ export class PathTree<T> {
     return this.#files.get(pathKey(path))
   }
 
+  /** Every file, by normalized path. */
+  files (): IterableIterator<[string, T]> {
+    return this.#files.entries()
+  }
+
   isDir (path: string): boolean {
     return this.#dirs.has(pathKey(path))
   }

@@ -104,4 +104,34 @@ export interface SessionStorage {
    * A no-op for storages without directories.
    */
   syncDir(dir: string): Promise<void>
+
+  // Several processes on one store (PostgreSQL). A storage that one process owns has none of
+  // these; callers then treat every state they hold as current.
+
+  /**
+   * Records the state stored at `path` now as the one this process's single reader-writer of
+   * the file holds; call it before reading the file to load it. The storage moves it on with
+   * that process's own writes; an append to the file or a rename onto it fails with an error
+   * of code `ESTALE`, changing nothing, once another process changed the file.
+   */
+  track?(path: string): Promise<void>
+  /** False when another process changed the file since this one tracked it or last wrote it. */
+  isCurrent?(path: string): Promise<boolean>
+  /**
+   * The generation of `path` this process holds (tracked or written): the same number in every
+   * process for the same stored file, a new one when the file is rewritten whole.
+   */
+  generation?(path: string): number | undefined
+  /** Calls `listener` with every path another process changed; returns the stop function. */
+  watch?(listener: (path: string) => void): () => void
+  /**
+   * The lines of the file after its first `lines` lines, when another process only appended to
+   * it since this one tracked or wrote it; the state this process holds then moves on to what
+   * was read. Undefined when the file changed otherwise (it must be read whole again).
+   */
+  readLinesAfter?(path: string, lines: number): Promise<string | undefined>
+  /** Brings what the synchronous calls answer up to date with every change committed so far. */
+  sync?(): Promise<void>
+  /** The paths of the stored session files whose header id is `id`, up to date (see `sync`). */
+  locate?(id: string): Promise<string[]>
 }

@@ -88,7 +88,7 @@ describe('session-store migrate --from --to', () => {
       for (const file of [join('sessions', '--w--', SESSION), join('tenants', 'acme', 'sessions', '--a--', 'a.jsonl'), join('tenants', 'acme', 'blobs', blobHash)]) {
         expect(readFileSync(join(root, 'back', file)).equals(readFileSync(join(from, file)))).toBe(true)
       }
-      const server = await acquireInstanceLock(db.url)
+      const server = await acquireInstanceLock(db.url, 'server')
       try {
         const refused = await run(['migrate', '--from', 'from', '--to', db.url, '--merge'])
         expect(refused.code).toBe(1)

@@ -1,6 +1,6 @@
 /**
- * The `postgres` profile of docker/compose.yaml, read as YAML: a database, a server on it (one
- * per database for now) and an nginx load balancer in front, with health checks and SSE-friendly proxying,
+ * The `postgres` profile of docker/compose.yaml, read as YAML: a database, two server replicas
+ * on it and an nginx load balancer in front of both, with health checks and SSE-friendly proxying,
  * while a plain `up` still starts only the single disk-backed server. Checked without a
  * Docker engine: the files must say what the README says.
  */
@@ -25,7 +25,7 @@ const COMPOSE = parse(readFileSync(join(ROOT, 'docker', 'compose.yaml'), 'utf8')
 const services = COMPOSE.services
 const NGINX = readFileSync(join(ROOT, 'docker', 'nginx.conf'), 'utf8')
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
-const REPLICAS = ['session-store-pg']
+const REPLICAS = ['session-store-pg-1', 'session-store-pg-2']
 
 /** nginx directives as `name args` lines, comments dropped. */
 const directives = NGINX.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter((l) => l.endsWith(';')).map((l) => l.slice(0, -1).replace(/\s+/g, ' '))
@@ -46,7 +46,7 @@ describe('docker/compose.yaml profile postgres', () => {
     expect(db.healthcheck?.test.slice(0, 2)).toEqual(['CMD', 'pg_isready'])
   })
 
-  it('the server, the same image, uses STORAGE=postgres on that database, started once it is healthy, and are not published', () => {
+  it('two replicas, the same image, use STORAGE=postgres on that one database, start once it is healthy, and are not published', () => {
     const db = services.db!.environment!
     const url = `postgres://${db.POSTGRES_USER}:${db.POSTGRES_PASSWORD}@db:5432/${db.POSTGRES_DB}`
     for (const name of REPLICAS) {
@@ -60,7 +60,7 @@ describe('docker/compose.yaml profile postgres', () => {
     }
   })
 
-  it('one nginx port, on 127.0.0.1 only, in front of the server once it is healthy', () => {
+  it('one nginx port, on 127.0.0.1 only, in front of both replicas once they are healthy', () => {
     const lb = services.lb!
     expect(lb.image).toMatch(/^nginx:[\d.]+-alpine$/)
     expect(lb.ports).toEqual(['127.0.0.1:8788:8080'])

@@ -6,8 +6,9 @@
  * watcher is woken, and a periodic tail check compares each watched session's `entry_count` with
  * the last seq seen, which also covers a LISTEN connection that died silently.
  */
-import pg from 'pg'
+import type pg from 'pg'
 import { silentLogger, type Logger } from '../../session/logger.js'
+import { ListenConnection } from './listen-connection.js'
 import { query } from './pool.js'
 import { ENTRIES_CHANNEL } from './session-log.js'
 
@@ -32,34 +33,37 @@ interface Watched {
 const keyOf = (tenant: string, session: string): string => `${tenant}\u0000${session}`
 
 export class PgNotifier {
-  readonly #url: string
   readonly #pool: pg.Pool
   readonly #log: Logger
   readonly #tailCheckMs: number
-  readonly #reconnectMs: number
   readonly #watched = new Map<string, Watched>()
-  #client: pg.Client | undefined
+  readonly #listen: ListenConnection
   #closed = false
   #timer: NodeJS.Timeout | undefined
-  #reconnectDelay: number
-  #connecting: Promise<void> | undefined
-  /** Connections of LISTEN made so far (1 after start, +1 per reconnect). */
-  connections = 0
 
   constructor (url: string, pool: pg.Pool, options: NotifierOptions = {}) {
-    this.#url = url
     this.#pool = pool
     this.#log = options.logger ?? silentLogger
     this.#tailCheckMs = options.tailCheckMs ?? 1000
-    this.#reconnectMs = options.reconnectMs ?? 100
-    this.#reconnectDelay = this.#reconnectMs
+    this.#listen = new ListenConnection({
+      url,
+      channel: ENTRIES_CHANNEL,
+      reconnectMs: options.reconnectMs ?? 100,
+      logger: this.#log,
+      onNotification: (payload) => { this.#onNotification(payload) },
+      // Whatever was committed while not listening: every watcher re-reads.
+      onReconnect: () => { void this.tailCheck() },
+    })
   }
+
+  /** Connections of LISTEN made so far (1 after start, +1 per reconnect). */
+  get connections (): number { return this.#listen.connections }
 
   /** Connects and LISTENs (retrying in the background if the database is down), starts the tail check. */
   async start (): Promise<void> {
     this.#timer = setInterval(() => { void this.tailCheck() }, this.#tailCheckMs)
     this.#timer.unref()
-    await this.#connect()
+    await this.#listen.connect()
   }
 
   /** Calls `listener` with the session's last seq whenever it may have grown. Returns the unwatch function. */
@@ -92,9 +96,7 @@ export class PgNotifier {
   async close (): Promise<void> {
     this.#closed = true
     clearInterval(this.#timer)
-    const client = this.#client
-    this.#client = undefined
-    await client?.end().catch(() => {})
+    await this.#listen.close()
   }
 
   #announce (tenant: string, session: string, seq: number): void {
@@ -102,43 +104,6 @@ export class PgNotifier {
     if (w === undefined || seq <= w.seen) return
     w.seen = seq
     for (const listener of [...w.listeners]) listener(seq)
-  }
-
-  async #connect (): Promise<void> {
-    this.#connecting ??= this.#connectOnce().finally(() => { this.#connecting = undefined })
-    await this.#connecting
-  }
-
-  async #connectOnce (): Promise<void> {
-    while (!this.#closed) {
-      const client = new pg.Client({ connectionString: this.#url, connectionTimeoutMillis: 5000, keepAlive: true, application_name: 'session-store-listen' })
-      client.on('error', (err) => { this.#log.warn({ err }, 'The LISTEN connection failed; reconnecting') })
-      try {
-        await client.connect()
-        await client.query(`LISTEN ${ENTRIES_CHANNEL}`)
-      } catch (err) {
-        await client.end().catch(() => {})
-        this.#log.info({ err }, 'LISTEN connection not possible yet')
-        await new Promise((resolve) => setTimeout(resolve, this.#reconnectDelay))
-        this.#reconnectDelay = Math.min(5000, this.#reconnectDelay * 2)
-        continue
-      }
-      if (this.#closed) {
-        await client.end().catch(() => {})
-        return
-      }
-      this.#client = client
-      this.#reconnectDelay = this.#reconnectMs
-      this.connections++
-      client.on('notification', (msg) => { this.#onNotification(msg.payload) })
-      client.once('end', () => {
-        if (this.#client === client) this.#client = undefined
-        if (!this.#closed) void this.#connect()
-      })
-      // Whatever was committed while not listening: every watcher re-reads.
-      if (this.connections > 1) void this.tailCheck()
-      return
-    }
   }
 
   #onNotification (payload: string | undefined): void {

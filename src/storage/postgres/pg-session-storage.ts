@@ -10,9 +10,16 @@
  * replaces the session in the one transaction of the rename.
  *
  * The synchronous calls cannot query the database: they are answered from an in-process catalog
- * (path → kind, size, mtime, plus directories), loaded once by `open` and kept current by this
- * instance's own writes through `#record`, the one place a catalog entry changes (changes made by
- * other instances would come in there too). Directories are implied by files; one made by
+ * (path → kind, size, mtime, version, plus directories), loaded once by `open` and kept current
+ * through `#record`, the one place a catalog entry changes: by this server's own writes, and
+ * (with `listenUrl`) by the changes of other servers on the database (catalog-feed.ts).
+ *
+ * Several servers on one database: each process has one reader-writer per session file (the
+ * registry's manager). `track` records the version stored when it starts reading the file, and
+ * its own writes move that version on; an append or a rename onto the file checks, in its
+ * transaction, that the stored version is still that one, and otherwise fails with `ESTALE`
+ * (`StaleFile`), changing nothing: the caller reloads the file and tries again.
+ * Directories are implied by files; one made by
  * `ensureDirSync` lives in the catalog only, like the memory storage's. Operations on one path
  * run in call order; `writeTextSync` updates the catalog at once and commits in that order
  * behind it (a failure is thrown by the next operation on the path).
@@ -20,25 +27,40 @@
 import { relative, resolve, sep } from 'node:path'
 import type pg from 'pg'
 import { PathOutsideDataDir } from '../../errors.js'
+import type { Logger } from '../../session/logger.js'
 import { fsError, PathTree, pathKey } from '../path-tree.js'
 import { isInside } from '../paths.js'
 import { SerialWriter, type WriterBackend } from '../serial-writer.js'
 import { assertByteCount, decodeUtf8 } from '../storage-helpers.js'
 import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageStat } from '../types.js'
+import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
 import { PgSessionLog } from './session-log.js'
-import { appendAt, fileBytes, keepsForm, loadStoredFiles, moveAt, placeAt, removeAt, type Stored } from './stored-files.js'
+import {
+  appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
+  type Stored, type StoredFile, type Versioned,
+} from './stored-files.js'
 
-/** What the catalog knows of one file. */
-interface CatalogFile {
-  stored: Stored
-  size: number
-  mtimeMs: number
-}
+/** What the catalog knows of one file (`version` -1: a `writeTextSync` not committed yet). */
+type CatalogFile = Omit<StoredFile, 'rel'>
 
 export interface PgSessionStorageOptions {
   /** Absolute DATA_DIR: every path is under it, and rows keep paths relative to it. */
   dataDir: string
+  /** The database's URL: when given, the catalog follows the changes of other servers (catalog-feed.ts). */
+  listenUrl?: string
+  /** Milliseconds between full comparisons of the catalog with the database (default 5000). */
+  resyncMs?: number
+  logger?: Logger
+}
+
+/** Entry rows of `text` stored as `stored`: its lines after the header. */
+function entryCount (stored: Stored, text: string): number {
+  return stored.kind === 'session' ? Math.max(0, text.split('\n').length - 2) : 0
+}
+
+function catalogFile (f: StoredFile): CatalogFile {
+  return { stored: f.stored, size: f.size, mtimeMs: f.mtimeMs, version: f.version, born: f.born, entries: f.entries }
 }
 
 /** Entry lines read per query when a prefix of a session is wanted. */
@@ -53,6 +75,10 @@ export class PgSessionStorage implements SessionStorage {
   readonly #tails = new Map<string, Promise<void>>()
   /** Per path key: a `writeTextSync` that failed, thrown by the next operation on the path. */
   readonly #failed = new Map<string, Error>()
+  /** Per path key: the version this process's reader-writer of the file holds (see `track`). */
+  readonly #held = new Map<string, Versioned>()
+  readonly #watchers = new Set<(path: string) => void>()
+  #feed: CatalogFeed | undefined
   #lastMtimeMs = 0
 
   private constructor (pool: pg.Pool, options: PgSessionStorageOptions) {
@@ -61,13 +87,89 @@ export class PgSessionStorage implements SessionStorage {
     this.#log = new PgSessionLog(pool)
   }
 
-  /** The storage over the (migrated) database of `pool`, its catalog loaded. */
+  /** The storage over the (migrated) database of `pool`, its catalog loaded (and followed, with `listenUrl`). */
   static async open (pool: pg.Pool, options: PgSessionStorageOptions): Promise<PgSessionStorage> {
     const storage = new PgSessionStorage(pool, options)
-    for (const f of await loadStoredFiles(pool)) {
-      storage.#record(resolve(storage.#dataDir, f.rel), { stored: f.stored, size: f.size, mtimeMs: f.mtimeMs })
+    if (options.listenUrl !== undefined) {
+      storage.#feed = new CatalogFeed({
+        url: options.listenUrl,
+        pool,
+        resyncMs: options.resyncMs,
+        logger: options.logger,
+        known: (rel) => storage.#tree.get(resolve(storage.#dataDir, rel))?.version,
+        knownPaths: () => storage.#knownPaths(),
+        refresh: async (rel) => { await storage.#refresh(rel) },
+      })
+      await storage.#feed.start() // before the catalog is read: nothing committed after the read is missed
     }
+    for (const f of await loadStoredFiles(pool)) storage.#record(resolve(storage.#dataDir, f.rel), catalogFile(f))
     return storage
+  }
+
+  /** Stops following other servers' changes. */
+  async close (): Promise<void> {
+    await this.#feed?.close()
+  }
+
+  /**
+   * Records the version stored at `path` now as the one this process's reader-writer of it
+   * holds: call it before reading the file to load it. Its appends and renames onto it then
+   * fail with `ESTALE` once another server changed the file.
+   */
+  async track (path: string): Promise<void> {
+    const rel = this.#rel(path)
+    await this.#settled(path)
+    const now = await storedVersion(this.#pool, rel)
+    if (now === undefined) this.#held.delete(pathKey(path))
+    else this.#held.set(pathKey(path), now)
+  }
+
+  /** False when the file at `path` changed since this process last read (`track`) or wrote it. */
+  async isCurrent (path: string): Promise<boolean> {
+    const held = this.#held.get(pathKey(path))
+    if (held === undefined) return true
+    await this.#settled(path).catch(() => {})
+    const now = await storedVersion(this.#pool, this.#rel(path))
+    return now?.version === this.#held.get(pathKey(path))?.version
+  }
+
+  /** The row generation this process holds of `path` (a rewrite makes a new one), if tracked. */
+  generation (path: string): number | undefined {
+    return this.#held.get(pathKey(path))?.born
+  }
+
+  /**
+   * The entry lines after the first `lines` lines (header included) of the session at `path`,
+   * when its row is still the one this process holds (only appended to); undefined otherwise.
+   */
+  async readLinesAfter (path: string, lines: number): Promise<string | undefined> {
+    const rel = this.#rel(path)
+    return await this.#exclusive([path], async () => {
+      const held = this.#held.get(pathKey(path))
+      if (held === undefined || lines < 1) return undefined
+      const read = await readEntriesAfter(this.#pool, rel, lines - 1)
+      if (read === undefined || read.born !== held.born) return undefined
+      this.#hold(path, read)
+      return read.lines.map((line) => line + '\n').join('')
+    }, false)
+  }
+
+  /** Re-reads every file whose stored version differs from the catalog's. */
+  async sync (): Promise<void> {
+    await this.#feed?.resync()
+  }
+
+  /** The paths of the session files of id `id` (any tenant), re-read into the catalog. */
+  async locate (id: string): Promise<string[]> {
+    const rels = await sessionPaths(this.#pool, id)
+    await Promise.all(rels.map(async (rel) => { await this.#refresh(rel) }))
+    return rels.map((rel) => resolve(this.#dataDir, rel))
+  }
+
+  /** Calls `listener` with each path another server changed, once the catalog has the change. */
+  watch (listener: (path: string) => void): () => void {
+    this.#watchers.add(listener)
+    return () => { this.#watchers.delete(listener) }
   }
 
   ensureDirSync (dir: string): void {
@@ -82,7 +184,9 @@ export class PgSessionStorage implements SessionStorage {
     const rel = this.#rel(path)
     this.#tree.assertCanPut(path)
     const previous = this.#tree.get(path)
-    const provisional = { stored: previous?.stored ?? { kind: 'file' as const }, size: Buffer.byteLength(content, 'utf8'), mtimeMs: this.#tick() }
+    const provisional = {
+      stored: previous?.stored ?? { kind: 'file' as const }, size: Buffer.byteLength(content, 'utf8'), mtimeMs: this.#tick(), version: -1, born: -1, entries: 0,
+    }
     this.#record(path, provisional)
     void this.#exclusive([path], async () => {
       try {
@@ -155,17 +259,21 @@ export class PgSessionStorage implements SessionStorage {
       const mtime = new Date(file.mtimeMs)
       // A move that keeps the form only changes the path; any other is stored again at `to`.
       const text = keepsForm(file.stored, to) ? undefined : await this.#text(path, file)
-      const stored = await transaction(this.#pool, async (client) => {
+      // Neither end may have changed since this process read or wrote it.
+      const heldFrom = this.#held.get(pathKey(path))
+      const held = this.#held.get(pathKey(nextPath))
+      const placed = await transaction(this.#pool, async (client) => {
+        if (heldFrom !== undefined) await assertVersionAt(client, from, heldFrom.version)
+        if (held !== undefined) await assertVersionAt(client, to, held.version)
         await removeAt(client, to)
-        if (text === undefined) {
-          await moveAt(client, from, to, file.stored)
-          return file.stored
-        }
+        if (text === undefined) return { stored: file.stored, ...await moveAt(client, from, to, file.stored) }
         await removeAt(client, from)
         return await placeAt(client, to, text, mtime)
       })
       this.#record(path, undefined)
-      this.#record(nextPath, { ...file, stored })
+      this.#record(nextPath, { ...file, ...placed, entries: text === undefined ? file.entries : entryCount(placed.stored, text) })
+      this.#hold(path, undefined)
+      this.#hold(nextPath, placed)
     })
   }
 
@@ -175,6 +283,7 @@ export class PgSessionStorage implements SessionStorage {
       this.#tree.file(path, 'unlink')
       await transaction(this.#pool, async (client) => { await removeAt(client, rel) })
       this.#record(path, undefined)
+      this.#hold(path, undefined)
     })
   }
 
@@ -214,22 +323,63 @@ export class PgSessionStorage implements SessionStorage {
   async #replace (path: string, rel: string, content: string): Promise<void> {
     this.#tree.assertCanPut(path)
     const mtimeMs = this.#tick()
-    const stored = await transaction(this.#pool, async (client) => {
+    const placed = await transaction(this.#pool, async (client) => {
       await removeAt(client, rel)
       return await placeAt(client, rel, content, new Date(mtimeMs))
     })
-    this.#record(path, { stored, size: Buffer.byteLength(content, 'utf8'), mtimeMs })
+    this.#record(path, { ...placed, size: Buffer.byteLength(content, 'utf8'), mtimeMs, entries: entryCount(placed.stored, content) })
+    this.#hold(path, placed)
   }
 
-  /** Appends `text`; a session that cannot take it as entries is stored again whole, as a plain file. */
+  /**
+   * Appends `text`; a session that cannot take it as entries is stored again whole, as a plain
+   * file. @throws StaleFile when another server changed the session since this process held it
+   */
   async #append (path: string, rel: string, text: string): Promise<void> {
     this.#tree.assertCanPut(path)
     const file = this.#tree.get(path)
     if (file === undefined || file.size === 0) return await this.#replace(path, rel, text)
     const mtimeMs = this.#tick()
-    const appended = await transaction(this.#pool, async (client) => await appendAt(client, rel, file.stored, text, new Date(mtimeMs)))
-    if (!appended) return await this.#replace(path, rel, await this.#text(path, file) + text)
-    this.#record(path, { stored: file.stored, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs })
+    const expect = this.#held.get(pathKey(path))?.version
+    const appended = await transaction(this.#pool, async (client) => await appendAt(client, rel, file.stored, text, new Date(mtimeMs), expect))
+    if (appended === undefined) return await this.#replace(path, rel, await this.#text(path, file) + text)
+    const lines = file.stored.kind === 'session' ? text.split('\n').length - 1 : 0
+    this.#record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
+    this.#hold(path, appended)
+  }
+
+  /**
+   * Re-reads the file at `rel` (another server changed it) and tells the watchers. A session
+   * that left `rel` for another path (a move) is first re-read there, so that watchers told it
+   * is gone from `rel` find it where it went.
+   */
+  async #refresh (rel: string): Promise<void> {
+    const path = resolve(this.#dataDir, rel)
+    let left: Stored | undefined
+    const changed = await this.#exclusive([path], async () => {
+      const known = this.#tree.get(path)
+      const fresh = await loadStoredFile(this.#pool, rel, known === undefined ? undefined : { rel, ...known })
+      if (fresh?.version === known?.version) return false
+      if (fresh === undefined) left = known?.stored
+      this.#record(path, fresh === undefined ? undefined : catalogFile(fresh))
+      return true
+    }, false)
+    if (left?.kind === 'session') {
+      const now = await sessionPath(this.#pool, left.tenant, left.id)
+      if (now !== undefined && now !== rel) await this.#refresh(now)
+    }
+    if (changed) for (const watcher of [...this.#watchers]) watcher(path)
+  }
+
+  /** DATA_DIR-relative paths of every committed file of the catalog. */
+  * #knownPaths (): Iterable<string> {
+    for (const [path, file] of this.#tree.files()) if (file.version >= 0) yield this.#rel(path)
+  }
+
+  /** Sets (undefined: forgets) the version this process holds of `path`. */
+  #hold (path: string, versioned: Versioned | undefined): void {
+    if (versioned === undefined) this.#held.delete(pathKey(path))
+    else this.#held.set(pathKey(path), { version: versioned.version, born: versioned.born })
   }
 
   async #text (path: string, file: CatalogFile): Promise<string> {
@@ -282,8 +432,11 @@ export class PgSessionStorage implements SessionStorage {
     throw err
   }
 
-  /** Runs `fn` after every operation queued on any of `paths`, and before any queued later. */
-  async #exclusive<T> (paths: string[], fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` after every operation queued on any of `paths`, and before any queued later;
+   * first throws a failed `writeTextSync` of one of them (unless `reportFailed` is false).
+   */
+  async #exclusive<T> (paths: string[], fn: () => Promise<T>, reportFailed = true): Promise<T> {
     const keys = [...new Set(paths.map(pathKey))]
     const before = keys.map((k) => this.#tails.get(k))
     let done!: () => void
@@ -291,7 +444,7 @@ export class PgSessionStorage implements SessionStorage {
     for (const k of keys) this.#tails.set(k, tail)
     try {
       await Promise.all(before)
-      for (const k of keys) this.#throwFailed(k)
+      if (reportFailed) for (const k of keys) this.#throwFailed(k)
       return await fn()
     } finally {
       done()

@@ -160,4 +160,45 @@ CREATE TABLE ss_files (
 );
 `,
   },
+  {
+    version: 4,
+    name: 'file versions and change notifications, for several servers on one database',
+    // Every insert or update of a stored file (a session row or an ss_files row) takes a new
+    // `version` from one sequence, so a version never comes back (a rewrite that restores the
+    // same text still has a new one); `born` is the version a row was inserted with (a rewrite
+    // inserts a new row, a rename keeps it). Every change of a row that has a path notifies
+    // `ss_files` with only `[schema, path, version]` (`null` once nothing is at the path), so
+    // that each server on the schema re-reads what changed into its catalog.
+    sql: `
+CREATE SEQUENCE ss_version;
+ALTER TABLE ss_sessions ADD COLUMN version bigint NOT NULL DEFAULT 0, ADD COLUMN born bigint NOT NULL DEFAULT 0;
+ALTER TABLE ss_files ADD COLUMN version bigint NOT NULL DEFAULT 0, ADD COLUMN born bigint NOT NULL DEFAULT 0;
+UPDATE ss_sessions SET version = nextval('ss_version');
+UPDATE ss_sessions SET born = version;
+UPDATE ss_files SET version = nextval('ss_version');
+UPDATE ss_files SET born = version;
+
+CREATE FUNCTION ss_file_changed () RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    NEW.version := nextval('ss_version'); NEW.born := NEW.version;
+  ELSIF TG_OP = 'UPDATE' THEN
+    NEW.version := nextval('ss_version'); NEW.born := OLD.born;
+  END IF;
+  IF TG_OP <> 'INSERT' AND OLD.path IS NOT NULL AND (TG_OP = 'DELETE' OR NEW.path IS DISTINCT FROM OLD.path) THEN
+    PERFORM pg_notify('ss_files', json_build_array(current_schema(), OLD.path, NULL)::text);
+  END IF;
+  IF TG_OP <> 'DELETE' AND NEW.path IS NOT NULL THEN
+    PERFORM pg_notify('ss_files', json_build_array(current_schema(), NEW.path, NEW.version)::text);
+  END IF;
+  IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+  RETURN NEW;
+END
+$fn$;
+CREATE TRIGGER ss_sessions_changed BEFORE INSERT OR UPDATE OR DELETE ON ss_sessions
+  FOR EACH ROW EXECUTE FUNCTION ss_file_changed();
+CREATE TRIGGER ss_files_changed BEFORE INSERT OR UPDATE OR DELETE ON ss_files
+  FOR EACH ROW EXECUTE FUNCTION ss_file_changed();
+`,
+  },
 ]

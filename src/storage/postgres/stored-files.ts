@@ -6,7 +6,7 @@
  */
 import type pg from 'pg'
 import { DEFAULT_TENANT } from '../../auth/tokens.js'
-import { query } from './pool.js'
+import { query, transaction } from './pool.js'
 import { entryLines, sessionForm } from './session-form.js'
 
 /**
@@ -23,13 +23,38 @@ function textArray (n: number, items: string[]): { sql: string, value: string | 
 /** Where a file's bytes are. */
 export type Stored = { kind: 'session', tenant: string, id: string } | { kind: 'file' }
 
-export interface StoredFile {
+/** A stored row's place in the history of every change (schema.ts, migration 4). */
+export interface Versioned {
+  /** Taken anew by every change of the row; never comes back. */
+  version: number
+  /** The version the row was inserted with: a rewrite inserts a new row, a rename keeps it. */
+  born: number
+}
+
+/** Thrown when the row at a path moved past the version the writer based its change on. */
+export class StaleFile extends Error {
+  readonly code = 'ESTALE'
+  readonly path: string
+  constructor (path: string) {
+    super(`ESTALE: stored by another server since it was read, '${path}'`)
+    this.name = 'StaleFile'
+    this.path = path
+  }
+}
+
+function versioned (row: { version: string | number, born: string | number }): Versioned {
+  return { version: Number(row.version), born: Number(row.born) }
+}
+
+export interface StoredFile extends Versioned {
   /** Path relative to DATA_DIR, `/`-separated. */
   rel: string
   stored: Stored
   /** Bytes of its text. */
   size: number
   mtimeMs: number
+  /** Entry rows of a session (0 for a plain file). */
+  entries: number
 }
 
 /**
@@ -43,19 +68,88 @@ export function tenantOf (rel: string): string {
 
 /** Every stored file: session rows that have a path, and plain files. */
 export async function loadStoredFiles (pool: pg.Pool): Promise<StoredFile[]> {
-  const sessions = await query<{ path: string, tenant: string, id: string, size: string, modified_at: Date }>(pool, `
-    SELECT s.path, s.tenant, s.id, s.modified_at,
+  const sessions = await query<SessionRow>(pool, `
+    SELECT s.path, s.tenant, s.id, s.modified_at, s.version, s.born, s.entry_count,
       octet_length(s.header) + 1 + coalesce(sum(octet_length(e.line) + 1), 0) AS size
     FROM ss_sessions s LEFT JOIN ss_entries e ON e.tenant = s.tenant AND e.session = s.id
     WHERE s.path IS NOT NULL GROUP BY s.tenant, s.id`)
-  const files = await query<{ path: string, size: number, modified_at: Date }>(pool,
-    'SELECT path, octet_length(content) AS size, modified_at FROM ss_files')
-  return [
-    ...sessions.rows.map((r) => ({
-      rel: r.path, stored: { kind: 'session', tenant: r.tenant, id: r.id } as const, size: Number(r.size), mtimeMs: r.modified_at.getTime(),
-    })),
-    ...files.rows.map((r) => ({ rel: r.path, stored: { kind: 'file' } as const, size: Number(r.size), mtimeMs: r.modified_at.getTime() })),
-  ]
+  const files = await query<FileRow>(pool, 'SELECT path, octet_length(content) AS size, modified_at, version, born FROM ss_files')
+  return [...sessions.rows.map(sessionFile), ...files.rows.map(plainFile)]
+}
+
+interface FileRow { path: string, size: string | number, modified_at: Date, version: string, born: string }
+interface SessionRow extends FileRow { tenant: string, id: string, entry_count: string }
+
+function sessionFile (r: SessionRow): StoredFile {
+  return {
+    rel: r.path,
+    stored: { kind: 'session', tenant: r.tenant, id: r.id },
+    size: Number(r.size),
+    mtimeMs: r.modified_at.getTime(),
+    entries: Number(r.entry_count),
+    ...versioned(r),
+  }
+}
+
+function plainFile (r: FileRow): StoredFile {
+  return { rel: r.path, stored: { kind: 'file' }, size: Number(r.size), mtimeMs: r.modified_at.getTime(), entries: 0, ...versioned(r) }
+}
+
+/**
+ * What is stored at `rel` now, or undefined. `known`, what the caller last knew of it: when it
+ * is the same session row, only the entries after the known ones are measured.
+ */
+export async function loadStoredFile (pool: pg.Pool, rel: string, known?: StoredFile): Promise<StoredFile | undefined> {
+  const same = known?.stored.kind === 'session' ? known : undefined
+  const sessions = await query<SessionRow>(pool, `
+    SELECT s.path, s.tenant, s.id, s.modified_at, s.version, s.born, s.entry_count,
+      CASE WHEN s.born = $2 THEN $4::bigint ELSE octet_length(s.header) + 1 END
+        + coalesce((SELECT sum(octet_length(e.line) + 1) FROM ss_entries e
+            WHERE e.tenant = s.tenant AND e.session = s.id AND e.seq > CASE WHEN s.born = $2 THEN $3::bigint ELSE 0 END), 0) AS size
+    FROM ss_sessions s WHERE s.path = $1`, [rel, same?.born ?? -1, same?.entries ?? 0, same?.size ?? 0])
+  if (sessions.rows[0] !== undefined) return sessionFile(sessions.rows[0])
+  const files = await query<FileRow>(pool, 'SELECT path, octet_length(content) AS size, modified_at, version, born FROM ss_files WHERE path = $1', [rel])
+  return files.rows[0] === undefined ? undefined : plainFile(files.rows[0])
+}
+
+/** The version of every stored file, by path: a cheap comparison with a catalog. */
+export async function storedVersions (pool: pg.Pool): Promise<Map<string, number>> {
+  const { rows } = await query<{ path: string, version: string }>(pool,
+    'SELECT path, version FROM ss_sessions WHERE path IS NOT NULL UNION ALL SELECT path, version FROM ss_files')
+  return new Map(rows.map((r) => [r.path, Number(r.version)]))
+}
+
+/** Where the session `tenant`/`id` is stored now, or undefined. */
+export async function sessionPath (pool: pg.Pool, tenant: string, id: string): Promise<string | undefined> {
+  const { rows } = await query<{ path: string | null }>(pool, 'SELECT path FROM ss_sessions WHERE tenant = $1 AND id = $2', [tenant, id])
+  return rows[0]?.path ?? undefined
+}
+
+/** The session at `rel` as of one snapshot: its version, and its entry lines after `seq`. */
+export async function readEntriesAfter (pool: pg.Pool, rel: string, seq: number): Promise<(Versioned & { lines: string[] }) | undefined> {
+  return await transaction(pool, async (client) => {
+    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
+    const head = await client.query<{ tenant: string, id: string, version: string, born: string }>(
+      'SELECT tenant, id, version, born FROM ss_sessions WHERE path = $1', [rel])
+    const row = head.rows[0]
+    if (row === undefined) return undefined
+    const { rows } = await client.query<{ line: string }>(
+      'SELECT line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq', [row.tenant, row.id, seq])
+    return { ...versioned(row), lines: rows.map((r) => r.line) }
+  })
+}
+
+/** The paths of the stored sessions of id `id`, in any tenant. */
+export async function sessionPaths (pool: pg.Pool, id: string): Promise<string[]> {
+  const { rows } = await query<{ path: string }>(pool, 'SELECT path FROM ss_sessions WHERE id = $1 AND path IS NOT NULL', [id])
+  return rows.map((r) => r.path)
+}
+
+/** The version stored at `rel` now, or undefined when nothing is. */
+export async function storedVersion (pool: pg.Pool, rel: string): Promise<Versioned | undefined> {
+  const { rows } = await query<{ version: string, born: string }>(pool,
+    'SELECT version, born FROM ss_sessions WHERE path = $1 UNION ALL SELECT version, born FROM ss_files WHERE path = $1', [rel])
+  return rows[0] === undefined ? undefined : versioned(rows[0])
 }
 
 /** Removes whatever is stored at `rel` (a session with its entries, or a file). */
@@ -67,15 +161,16 @@ export async function removeAt (client: pg.PoolClient, rel: string): Promise<voi
  * Stores `text` at the free path `rel`: as session rows when it is a `.jsonl` file of session
  * form whose id is free in its tenant, else as a plain file.
  */
-export async function placeAt (client: pg.PoolClient, rel: string, text: string, mtime: Date): Promise<Stored> {
+export async function placeAt (client: pg.PoolClient, rel: string, text: string, mtime: Date): Promise<{ stored: Stored } & Versioned> {
   const form = rel.endsWith('.jsonl') ? sessionForm(text) : undefined
   if (form !== undefined) {
     const tenant = tenantOf(rel)
     const inserted = await client.query(`
       INSERT INTO ss_sessions (tenant, id, cwd, header, title, entry_count, unsaved, created_at, modified_at, path)
-      VALUES ($1, $2, $3, $4, $5, $6, false, $7, $7, $8) ON CONFLICT (tenant, id) DO NOTHING RETURNING id`,
+      VALUES ($1, $2, $3, $4, $5, $6, false, $7, $7, $8) ON CONFLICT (tenant, id) DO NOTHING RETURNING version, born`,
     [tenant, form.id, form.cwd, form.header, form.title, form.entries.length, mtime, rel])
-    if (inserted.rowCount === 1) {
+    const row = inserted.rows[0] as { version: string, born: string } | undefined
+    if (row !== undefined) {
       if (form.entries.length > 0) {
         const ids = textArray(3, form.entries.map((e) => e.id))
         const lines = textArray(4, form.entries.map((e) => e.line))
@@ -84,37 +179,48 @@ export async function placeAt (client: pg.PoolClient, rel: string, text: string,
           SELECT $1, $2, t.n, t.id, t.line FROM unnest(${ids.sql}, ${lines.sql}) WITH ORDINALITY AS t (id, line, n)`,
         [tenant, form.id, ids.value, lines.value])
       }
-      return { kind: 'session', tenant, id: form.id }
+      return { stored: { kind: 'session', tenant, id: form.id }, ...versioned(row) }
     }
   }
-  await client.query('INSERT INTO ss_files (path, content, modified_at) VALUES ($1, $2, $3)', [rel, Buffer.from(text, 'utf8'), mtime])
-  return { kind: 'file' }
+  const { rows } = await client.query<{ version: string, born: string }>(
+    'INSERT INTO ss_files (path, content, modified_at) VALUES ($1, $2, $3) RETURNING version, born', [rel, Buffer.from(text, 'utf8'), mtime])
+  return { stored: { kind: 'file' }, ...versioned(rows[0] as { version: string, born: string }) }
 }
 
 /**
  * Appends `text` to the stored file at `rel`. A session takes it as new entries through
  * `ss_append` (schema.ts, migration 2), which numbers them after the session's last; returns
- * false, changing nothing, when `text` is not entry lines whose ids the session lacks (the
- * caller then stores the whole text again as a plain file).
+ * undefined, changing nothing, when `text` is not entry lines whose ids the session lacks (the
+ * caller then stores the whole text again as a plain file). With `expect`, the session must
+ * still be at that version (its row is locked first, so the check holds until the commit).
+ * Returns the row's version after the append.
+ * @throws StaleFile when the session moved past `expect`
  */
-export async function appendAt (client: pg.PoolClient, rel: string, stored: Stored, text: string, mtime: Date): Promise<boolean> {
+export async function appendAt (client: pg.PoolClient, rel: string, stored: Stored, text: string, mtime: Date, expect?: number): Promise<Versioned | undefined> {
   if (stored.kind === 'file') {
-    const res = await client.query('UPDATE ss_files SET content = content || $2, modified_at = $3 WHERE path = $1', [rel, Buffer.from(text, 'utf8'), mtime])
-    if (res.rowCount !== 1) throw new Error(`stored file ${rel} is missing`)
-    return true
+    const res = await client.query<{ version: string, born: string }>(
+      'UPDATE ss_files SET content = content || $2, modified_at = $3 WHERE path = $1 RETURNING version, born', [rel, Buffer.from(text, 'utf8'), mtime])
+    if (res.rows[0] === undefined) throw new Error(`stored file ${rel} is missing`)
+    return versioned(res.rows[0])
   }
   const entries = entryLines(text)
-  if (entries === undefined) return false
+  if (entries === undefined) return undefined
+  if (expect !== undefined) {
+    const { rows } = await client.query<{ version: string }>(
+      'SELECT version FROM ss_sessions WHERE tenant = $1 AND id = $2 FOR UPDATE', [stored.tenant, stored.id])
+    if (rows[0] !== undefined && Number(rows[0].version) !== expect) throw new StaleFile(rel)
+  }
   const ids = textArray(4, entries.map((e) => e.id))
   const lines = textArray(5, entries.map((e) => e.line))
   const { rows } = await client.query<{ status: string }>(
     `SELECT status FROM ss_append($1, $2, ARRAY[$3::integer], ARRAY[NULL::bigint], ARRAY[false], ARRAY[NULL::text], ARRAY[true], ${ids.sql}, ${lines.sql})`,
     [stored.tenant, stored.id, entries.length, ids.value, lines.value])
   const status = rows[0]?.status
-  if (status === 'duplicate') return false
+  if (status === 'duplicate') return undefined
   if (status !== 'ok') throw new Error(`stored session ${rel} is missing`)
-  await client.query('UPDATE ss_sessions SET modified_at = $3 WHERE tenant = $1 AND id = $2', [stored.tenant, stored.id, mtime])
-  return true
+  const updated = await client.query<{ version: string, born: string }>(
+    'UPDATE ss_sessions SET modified_at = $3 WHERE tenant = $1 AND id = $2 RETURNING version, born', [stored.tenant, stored.id, mtime])
+  return versioned(updated.rows[0] as { version: string, born: string })
 }
 
 /**
@@ -126,9 +232,22 @@ export function keepsForm (stored: Stored, to: string): boolean {
 }
 
 /** Gives the stored file at `from` the free path `to`; only for a move that `keepsForm`. */
-export async function moveAt (client: pg.PoolClient, from: string, to: string, stored: Stored): Promise<void> {
+export async function moveAt (client: pg.PoolClient, from: string, to: string, stored: Stored): Promise<Versioned> {
   const table = stored.kind === 'session' ? 'ss_sessions' : 'ss_files'
-  await client.query(`UPDATE ${table} SET path = $2 WHERE path = $1`, [from, to])
+  const { rows } = await client.query<{ version: string, born: string }>(`UPDATE ${table} SET path = $2 WHERE path = $1 RETURNING version, born`, [from, to])
+  if (rows[0] === undefined) throw new Error(`stored file ${from} is missing`)
+  return versioned(rows[0])
+}
+
+/**
+ * Locks what is stored at `rel` for the rest of the transaction and throws unless it is at
+ * `expect` (nothing stored there passes).
+ * @throws StaleFile
+ */
+export async function assertVersionAt (client: pg.PoolClient, rel: string, expect: number): Promise<void> {
+  const { rows } = await client.query<{ version: string }>(
+    'SELECT version FROM ss_sessions WHERE path = $1 FOR UPDATE', [rel])
+  if (rows[0] !== undefined && Number(rows[0].version) !== expect) throw new StaleFile(rel)
 }
 
 /** A plain file's text, or its first `maxBytes` bytes; undefined when it is not stored. */

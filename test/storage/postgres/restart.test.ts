@@ -1,5 +1,5 @@
 /**
- * STORAGE=postgres across a restart (and one server per database): what the HTTP API wrote is served again by a server on the
+ * STORAGE=postgres across a restart (and servers side by side on one database): what the HTTP API wrote is served again by a server on the
  * same database whose DATA_DIR is new and empty, and the stored sessions are the files the disk
  * storage writes for the same operations.
  */
@@ -9,6 +9,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../../../src/app.js'
 import { openStorage, type OpenedStorage } from '../../../src/storage/open-storage.js'
+import { acquireInstanceLock } from '../../../src/storage/postgres/instance-lock.js'
 import { buildDiskTestApp, buildTestApp } from '../../helpers/app.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
 import { append, assistant, message, user } from '../../http/session-helpers.js'
@@ -97,15 +98,26 @@ describe.runIf(pgAvailable)('STORAGE=postgres across a restart', () => {
     }
   })
 
-  it('refuses a second server on the same database while the first runs, and takes it after', async () => {
+  it('opens a second server beside the first, and keeps a store migration out while either runs', async () => {
     const first = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
     try {
-      await expect(openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url }))
-        .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('DATABASE_URL: another session-store server') })
+      const second = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
+      try {
+        await expect(acquireInstanceLock(db.url, 'migration'))
+          .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('DATABASE_URL: another session-store server') })
+      } finally {
+        await second.close()
+      }
+      await expect(acquireInstanceLock(db.url, 'migration')).rejects.toMatchObject({ code: 'SS_INVALID_CONFIG' })
     } finally {
       await first.close()
     }
-    const second = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
-    await second.close()
+    const migration = await acquireInstanceLock(db.url, 'migration')
+    try {
+      await expect(openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url }))
+        .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('a store migration is running') })
+    } finally {
+      await migration.release()
+    }
   })
 })

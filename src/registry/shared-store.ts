@@ -1,0 +1,134 @@
+/**
+ * Several servers on one store (STORAGE=postgres): the store is the truth, and a session held
+ * open here is only a cache of it. Before a request is answered from an open session, the
+ * store is asked whether the session changed since this server read or wrote it (one query);
+ * if it did, the session is dropped and loaded again. A write based on a session that changed
+ * meanwhile is refused by the store (`ESTALE`) and tried again on the reloaded session, so
+ * `If-Match` is checked against what the store holds. Changes other servers make reach this
+ * server's index (new, moved and deleted sessions) and its live streams through the storage's
+ * `watch`. Storages of one process (disk, memory) have none of this: every check passes.
+ */
+import { join } from 'node:path'
+import { findMovedSessionFile } from '../session/agent-dirs.js'
+import { parseJsonlLenient } from '../session/parser.js'
+import { isEntry } from '../session/tree.js'
+import { isInside } from '../storage/paths.js'
+import type { OpenSession } from './open-session.js'
+import type { RegistryCore } from './registry-core.js'
+import { readSessionId } from './session-index.js'
+
+/** Tries of one request whose writes met a session another server changed meanwhile. */
+export const STALE_RETRIES = 8
+
+/** True when `err`, or an error it was caused by, is the store refusing a stale write. */
+export function isStale (err: unknown): boolean {
+  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 'ESTALE') return true
+  }
+  return false
+}
+
+/** False when the store holds a newer state of `slot`'s session than the one open here. */
+export async function isCurrent (core: RegistryCore, slot: OpenSession): Promise<boolean> {
+  const check = core.storage.isCurrent
+  const file = slot.manager.getSessionFile()
+  if (check === undefined || file === undefined || !slot.manager.isFlushed()) return true
+  return await check.call(core.storage, file)
+}
+
+/**
+ * Follows what other servers change in the store; returns the stop function. A session file
+ * that appeared or changed is indexed by its header id; an open session that is no longer
+ * current is dropped, and its live streams woken (they then read from the session loaded
+ * again); one that is gone ends its streams as deleted.
+ */
+export function followStore (core: RegistryCore): StoreFollower {
+  const watch = core.storage.watch
+  const pending = new Set<Promise<void>>()
+  const sessions = join(core.dataDir, 'sessions')
+  const stop = watch === undefined
+    ? () => {}
+    : watch.call(core.storage, (path) => {
+      if (!path.endsWith('.jsonl') || !isInside(sessions, path)) return
+      const done: Promise<void> = changed(core, path)
+        .catch((err: unknown) => { core.log.warn({ err, path }, 'Following a change of another server failed') })
+        .finally(() => { pending.delete(done) })
+      pending.add(done)
+    })
+  return {
+    stop,
+    caughtUp: async () => {
+      await core.storage.sync?.()
+      await Promise.all([...pending])
+    },
+    locate: async (id) => {
+      if (core.storage.locate === undefined) return undefined
+      const found = (await core.storage.locate(id)).find((p) => isInside(sessions, p))
+      await Promise.all([...pending])
+      return found
+    },
+  }
+}
+
+export interface StoreFollower {
+  stop: () => void
+  /** Resolves once this server's index has every change committed by other servers so far. */
+  caughtUp: () => Promise<void>
+  /** The file of session `id` as the store has it now (not indexed yet: made by another server). */
+  locate: (id: string) => Promise<string | undefined>
+}
+
+async function changed (core: RegistryCore, path: string): Promise<void> {
+  await core.ready
+  if (!core.storage.existsSync(path)) {
+    const id = core.index.idForPath(path)
+    if (id === undefined) return
+    const slot = core.open.peek(id)
+    // A move: the storage has the file where it went before it reports it gone from here.
+    const moved = findMovedSessionFile(core.storage, core.dataDir, path)
+    if (moved !== undefined) {
+      core.index.set(id, moved)
+      if (slot !== undefined && core.open.retire(slot)) core.emit(id, { type: 'append' })
+      return
+    }
+    core.index.delete(id)
+    if (slot !== undefined && !slot.deleted && slot.manager.getSessionFile() === path) {
+      core.open.retire(slot)
+      slot.deleted = true
+      core.emit(id, { type: 'deleted', id })
+    }
+    return
+  }
+  const id = await readSessionId(core.storage, path)
+  if (id === undefined) return
+  if (core.index.get(id) !== path) core.index.set(id, path)
+  const slot = core.open.peek(id)
+  if (slot === undefined || await isCurrent(core, slot)) return
+  if (await appendTail(core, slot)) core.emit(id, { type: 'append' })
+  else if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+}
+
+/**
+ * Adds to the open session what another server appended to it, read from the store, without
+ * reading the session again: only while nothing of this server's is on its way to the store
+ * (under the session's lock, every entry durable). False when the session must be loaded anew.
+ */
+async function appendTail (core: RegistryCore, slot: OpenSession): Promise<boolean> {
+  const read = core.storage.readLinesAfter
+  const m = slot.manager
+  const file = m.getSessionFile()
+  if (read === undefined || file === undefined || !m.isFlushed() || m.getLatchedError() !== undefined) return false
+  return await slot.lock.run(async () => {
+    if (slot.deleted || slot.durable !== m.entryCount()) return false
+    const text = await read.call(core.storage, file, m.state.records.length)
+    if (text === undefined || slot.deleted || slot.durable !== m.entryCount()) return false
+    for (const record of parseJsonlLenient(text)) {
+      if (isEntry(record)) m.state.add(record)
+      else m.state.records.push(record)
+    }
+    slot.markRewritten()
+    core.touch(slot)
+    core.open.grow(slot, Buffer.byteLength(text, 'utf8'))
+    return true
+  })
+}

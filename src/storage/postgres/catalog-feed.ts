@@ -1,0 +1,107 @@
+/**
+ * Keeps a server's catalog (pg-session-storage.ts) current with what other servers on the same
+ * database store. Every change of a stored file notifies `ss_files` with only
+ * `[schema, path, version]` (schema.ts, migration 4); a path of this server's schema whose notified version is newer than the catalog's is
+ * re-read from its row. A notification that is lost only delays a change: after the LISTEN
+ * connection comes back, and every `resyncMs` (which also covers a connection that died
+ * silently), the versions of every stored file are compared with the catalog's and the paths
+ * that differ are re-read.
+ */
+import type pg from 'pg'
+import { silentLogger, type Logger } from '../../session/logger.js'
+import { ListenConnection } from './listen-connection.js'
+import { query } from './pool.js'
+import { storedVersions } from './stored-files.js'
+
+export const FILES_CHANNEL = 'ss_files'
+
+export interface CatalogFeedOptions {
+  url: string
+  pool: pg.Pool
+  /** The catalog's version of the file at `rel`; undefined when it has none there. */
+  known: (rel: string) => number | undefined
+  /** Every path the catalog has a stored file at. */
+  knownPaths: () => Iterable<string>
+  /** Re-reads the file at `rel` into the catalog. */
+  refresh: (rel: string) => Promise<void>
+  /** Milliseconds between full comparisons (default 5000). */
+  resyncMs?: number
+  reconnectMs?: number
+  logger?: Logger
+}
+
+export class CatalogFeed {
+  readonly #options: CatalogFeedOptions
+  readonly #log: Logger
+  readonly #listen: ListenConnection
+  #timer: NodeJS.Timeout | undefined
+  #closed = false
+  /** The schema this server's tables are in (notifications reach every schema's servers). */
+  #schema = ''
+
+  constructor (options: CatalogFeedOptions) {
+    this.#options = options
+    this.#log = options.logger ?? silentLogger
+    this.#listen = new ListenConnection({
+      url: options.url,
+      channel: FILES_CHANNEL,
+      reconnectMs: options.reconnectMs ?? 100,
+      logger: this.#log,
+      onNotification: (payload) => { this.#onNotification(payload) },
+      onReconnect: () => { void this.resync() },
+    })
+  }
+
+  /** LISTENs (waiting while the database is down) and starts the periodic comparison. */
+  async start (): Promise<void> {
+    this.#schema = (await query<{ schema: string }>(this.#options.pool, 'SELECT current_schema() AS schema')).rows[0]?.schema ?? ''
+    this.#timer = setInterval(() => { void this.resync() }, this.#options.resyncMs ?? 5000)
+    this.#timer.unref()
+    await this.#listen.connect()
+  }
+
+  /** Re-reads every path whose stored version differs from the catalog's (failures are logged). */
+  async resync (): Promise<void> {
+    if (this.#closed) return
+    const { known, knownPaths, pool } = this.#options
+    try {
+      const stored = await storedVersions(pool)
+      const stale = new Set<string>()
+      for (const [rel, version] of stored) if (known(rel) !== version) stale.add(rel)
+      for (const rel of knownPaths()) if (!stored.has(rel)) stale.add(rel)
+      await Promise.all([...stale].map(async (rel) => { await this.#refresh(rel) }))
+    } catch (err) {
+      this.#log.info({ err }, 'catalog comparison failed; the next one retries')
+    }
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    clearInterval(this.#timer)
+    await this.#listen.close()
+  }
+
+  #onNotification (payload: string | undefined): void {
+    let schema: unknown, rel: unknown, version: unknown
+    try {
+      [schema, rel, version] = JSON.parse(payload ?? '') as unknown[]
+    } catch {}
+    if (typeof rel !== 'string' || (version !== null && typeof version !== 'number')) {
+      this.#log.warn({ payload }, 'Ignored a malformed files notification')
+      return
+    }
+    if (schema !== this.#schema) return
+    const known = this.#options.known(rel)
+    // Already in the catalog: this server's own change, or one re-read since.
+    if (version === null ? known === undefined : known !== undefined && known >= version) return
+    void this.#refresh(rel)
+  }
+
+  async #refresh (rel: string): Promise<void> {
+    try {
+      await this.#options.refresh(rel)
+    } catch (err) {
+      this.#log.info({ err, path: rel }, 'catalog re-read failed; the next comparison retries')
+    }
+  }
+}
