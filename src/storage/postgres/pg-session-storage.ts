@@ -35,6 +35,7 @@ import { assertByteCount, decodeUtf8 } from '../storage-helpers.js'
 import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageStat } from '../types.js'
 import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
+import { PathQueues } from './path-queues.js'
 import { PgSessionLog } from './session-log.js'
 import {
   appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
@@ -71,10 +72,8 @@ export class PgSessionStorage implements SessionStorage {
   readonly #dataDir: string
   readonly #log: PgSessionLog
   readonly #tree = new PathTree<CatalogFile>()
-  /** Per path key: settles when the last operation queued on it has finished. */
-  readonly #tails = new Map<string, Promise<void>>()
-  /** Per path key: a `writeTextSync` that failed, thrown by the next operation on the path. */
-  readonly #failed = new Map<string, Error>()
+  /** Operations on one path in call order; a failed `writeTextSync` is thrown by the next one. */
+  readonly #queues = new PathQueues()
   /** Per path key: the version this process's reader-writer of the file holds (see `track`). */
   readonly #held = new Map<string, Versioned>()
   readonly #watchers = new Set<(path: string) => void>()
@@ -118,7 +117,7 @@ export class PgSessionStorage implements SessionStorage {
    */
   async track (path: string): Promise<void> {
     const rel = this.#rel(path)
-    await this.#settled(path)
+    await this.#queues.settled(path)
     const now = await storedVersion(this.#pool, rel)
     if (now === undefined) this.#held.delete(pathKey(path))
     else this.#held.set(pathKey(path), now)
@@ -128,7 +127,7 @@ export class PgSessionStorage implements SessionStorage {
   async isCurrent (path: string): Promise<boolean> {
     const held = this.#held.get(pathKey(path))
     if (held === undefined) return true
-    await this.#settled(path).catch(() => {})
+    await this.#queues.settled(path).catch(() => {})
     const now = await storedVersion(this.#pool, this.#rel(path))
     return now?.version === this.#held.get(pathKey(path))?.version
   }
@@ -144,7 +143,7 @@ export class PgSessionStorage implements SessionStorage {
    */
   async readLinesAfter (path: string, lines: number): Promise<string | undefined> {
     const rel = this.#rel(path)
-    return await this.#exclusive([path], async () => {
+    return await this.#queues.exclusive([path], async () => {
       const held = this.#held.get(pathKey(path))
       if (held === undefined || lines < 1) return undefined
       const read = await readEntriesAfter(this.#pool, rel, lines - 1)
@@ -188,14 +187,14 @@ export class PgSessionStorage implements SessionStorage {
       stored: previous?.stored ?? { kind: 'file' as const }, size: Buffer.byteLength(content, 'utf8'), mtimeMs: this.#tick(), version: -1, born: -1, entries: 0,
     }
     this.#record(path, provisional)
-    void this.#exclusive([path], async () => {
+    void this.#queues.exclusive([path], async () => {
       try {
         await this.#replace(path, rel, content)
       } catch (err) {
         if (this.#tree.get(path) === provisional) this.#record(path, previous)
-        this.#failed.set(pathKey(path), err as Error)
+        this.#queues.fail(path, err as Error)
       }
-    }).catch((err: unknown) => { this.#failed.set(pathKey(path), err as Error) }) // an earlier failure, kept for the next caller
+    }).catch((err: unknown) => { this.#queues.fail(path, err as Error) }) // an earlier failure, kept for the next caller
   }
 
   statSync (path: string): StorageStat {
@@ -216,13 +215,13 @@ export class PgSessionStorage implements SessionStorage {
   }
 
   async readText (path: string): Promise<string> {
-    await this.#settled(path)
+    await this.#queues.settled(path)
     return await this.#text(path, this.#tree.file(path, 'open'))
   }
 
   async readTextPrefix (path: string, maxBytes: number): Promise<string> {
     assertByteCount(maxBytes)
-    await this.#settled(path)
+    await this.#queues.settled(path)
     const file = this.#tree.file(path, 'open')
     const rel = this.#rel(path)
     if (file.stored.kind === 'file') return decodeUtf8(await this.#fileBytes(path, rel, maxBytes))
@@ -245,14 +244,14 @@ export class PgSessionStorage implements SessionStorage {
 
   async writeText (path: string, content: string): Promise<void> {
     const rel = this.#rel(path)
-    await this.#exclusive([path], async () => { await this.#replace(path, rel, content) })
+    await this.#queues.exclusive([path], async () => { await this.#replace(path, rel, content) })
   }
 
   /** Replaces `nextPath` in one transaction; the file keeps its mtime. */
   async rename (path: string, nextPath: string): Promise<void> {
     const from = this.#rel(path)
     const to = this.#rel(nextPath)
-    await this.#exclusive([path, nextPath], async () => {
+    await this.#queues.exclusive([path, nextPath], async () => {
       const file = this.#tree.file(path, 'rename')
       this.#tree.assertCanPut(nextPath, 'rename')
       if (from === to) return
@@ -279,7 +278,7 @@ export class PgSessionStorage implements SessionStorage {
 
   async unlink (path: string): Promise<void> {
     const rel = this.#rel(path)
-    await this.#exclusive([path], async () => {
+    await this.#queues.exclusive([path], async () => {
       this.#tree.file(path, 'unlink')
       await transaction(this.#pool, async (client) => { await removeAt(client, rel) })
       this.#record(path, undefined)
@@ -296,7 +295,7 @@ export class PgSessionStorage implements SessionStorage {
     let opened = false
     const backend: WriterBackend = {
       write: async (line) => {
-        await this.#exclusive([path], async () => {
+        await this.#queues.exclusive([path], async () => {
           const truncate = !opened && options.flags === 'w'
           opened = true
           if (truncate) await this.#replace(path, rel, line)
@@ -305,7 +304,7 @@ export class PgSessionStorage implements SessionStorage {
       },
       sync: async () => {
         if (opened) return
-        await this.#exclusive([path], async () => {
+        await this.#queues.exclusive([path], async () => {
           opened = true
           this.#tree.assertCanPut(path)
           if (options.flags === 'w' || this.#tree.get(path) === undefined) await this.#replace(path, rel, '')
@@ -356,7 +355,7 @@ export class PgSessionStorage implements SessionStorage {
   async #refresh (rel: string): Promise<void> {
     const path = resolve(this.#dataDir, rel)
     let left: Stored | undefined
-    const changed = await this.#exclusive([path], async () => {
+    const changed = await this.#queues.exclusive([path], async () => {
       const known = this.#tree.get(path)
       const fresh = await loadStoredFile(this.#pool, rel, known === undefined ? undefined : { rel, ...known })
       if (fresh?.version === known?.version) return false
@@ -416,39 +415,5 @@ export class PgSessionStorage implements SessionStorage {
   #tick (): number {
     this.#lastMtimeMs = Math.max(Date.now(), this.#lastMtimeMs + 1)
     return this.#lastMtimeMs
-  }
-
-  /** Waits for the operations queued on `path`, then throws a failed `writeTextSync` of it. */
-  async #settled (path: string): Promise<void> {
-    const k = pathKey(path)
-    await this.#tails.get(k)
-    this.#throwFailed(k)
-  }
-
-  #throwFailed (k: string): void {
-    const err = this.#failed.get(k)
-    if (err === undefined) return
-    this.#failed.delete(k)
-    throw err
-  }
-
-  /**
-   * Runs `fn` after every operation queued on any of `paths`, and before any queued later;
-   * first throws a failed `writeTextSync` of one of them (unless `reportFailed` is false).
-   */
-  async #exclusive<T> (paths: string[], fn: () => Promise<T>, reportFailed = true): Promise<T> {
-    const keys = [...new Set(paths.map(pathKey))]
-    const before = keys.map((k) => this.#tails.get(k))
-    let done!: () => void
-    const tail = new Promise<void>((resolve) => { done = resolve })
-    for (const k of keys) this.#tails.set(k, tail)
-    try {
-      await Promise.all(before)
-      if (reportFailed) for (const k of keys) this.#throwFailed(k)
-      return await fn()
-    } finally {
-      done()
-      for (const k of keys) if (this.#tails.get(k) === tail) this.#tails.delete(k)
-    }
   }
 }
