@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, pgmulti, ui.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, pgmulti, pgserver, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -17,10 +17,12 @@ import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
 import { driverSection, measureDrivers } from './pg-driver.js'
 import { measureMulti, multiSection } from './pg-multi.js'
+import { measurePgServer, pgServerSection } from './pg-server.js'
 import { measurePgStorage, pgStorageSection } from './pg-storage.js'
 import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
+const PG_SERVER = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
 const PG_MULTI = { subscribers: 100, rate: 200, seconds: 15 }
 const RESULTS = join(import.meta.dirname, 'RESULTS.md')
@@ -79,6 +81,7 @@ const STEPS: Record<string, () => Promise<string>> = {
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
   pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
   pgmulti: async () => multiSection(await measureMulti(PG_MULTI), PG_MULTI),
+  pgserver: async () => pgServerSection(await measurePgServer(PG_SERVER), PG_SERVER),
   ui: async () => uiOpenSection(results.ui = await measureUiOpen()),
 }
 
@@ -129,7 +132,8 @@ const summary = [
   `\`npm run bench\` wall time: ${fmt(totalS / 60, 1)} min (${walls.map(([n, s]) => `${n} ${fmt(s, 0)} s`).join(', ')}).`,
   '',
   'Every figure below was measured by this run, except the sections of the soak and of heap growth (their own runs, dated',
-  'in them) and the history at the end, which is written by hand.',
+  'in them), a section whose first line dates a run of its own (`npx tsx bench/pg-server.ts`) and the history at the end,',
+  'which is written by hand.',
 ].join('\n')
 const doc = ['# Benchmark results', summary, ...sections, history()].filter((part) => part !== '').join('\n\n') + '\n'
 if (wanted.length === 0) writeFileSync(RESULTS, doc)
