@@ -75,13 +75,15 @@ function markBinaryBodies (operation: Json): void {
   for (const response of Object.values(responses)) if (isJson(response)) binarySchemas(response.content)
 }
 
-/** With tokens, the anonymous alternative `{}` leaves every requirement that is not public (`[]`). */
-function requireAuth (security: unknown): void {
+/**
+ * With tokens, the anonymous alternative `{}` leaves every requirement of `holder` that is not
+ * public (`[]`). The list is replaced, never changed in place: it may be the route schema's own,
+ * which every other app of the process shares.
+ */
+function requireAuth (holder: Json): void {
+  const security = holder.security
   if (!Array.isArray(security)) return
-  for (let i = security.length - 1; i >= 0; i--) {
-    const requirement: unknown = security[i]
-    if (isJson(requirement) && Object.keys(requirement).length === 0) security.splice(i, 1)
-  }
+  holder.security = security.filter((requirement: unknown) => !(isJson(requirement) && Object.keys(requirement).length === 0))
 }
 
 export interface FinishOptions {
@@ -116,10 +118,10 @@ export function finishOpenapiDocument<T extends object> (document: T, options: F
       markOptionalBody(operation)
       nameHeadOperation(method, operation)
       markBinaryBodies(operation)
-      if (options.authRequired === true) requireAuth(operation.security)
+      if (options.authRequired === true) requireAuth(operation)
     }
   }
-  if (options.authRequired === true) requireAuth(doc.security)
+  if (options.authRequired === true) requireAuth(doc)
   paths['/docs'] ??= docsPath(paths)
   return document
 }

@@ -144,4 +144,19 @@ describe('security', () => {
       if (!isPublic) expect(security.length, `${method} ${path}`).toBeGreaterThan(0)
     }
   })
+
+  it('leaves the document of an open server in the same process as it was', async () => {
+    expect((await app.inject({ method: 'GET', url: '/openapi.json', headers: bearer(tokens.secrets.read) })).statusCode).toBe(200)
+    const open = await buildTestApp()
+    try {
+      await open.ready()
+      const served = JSON.parse(JSON.stringify(open.swagger())) as Json
+      for (const { method, path, op } of operations(served)) {
+        const committed = document.paths[path][method] as Json
+        expect(op.security, `${method} ${path}`).toEqual(committed.security)
+      }
+    } finally {
+      await open.close()
+    }
+  })
 })
