@@ -9,6 +9,7 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import { pino, type Logger } from 'pino'
 import { redactUrl } from '../auth/redaction.js'
 import type { LogLevel } from '../config.js'
+import { processDestination } from './log-destination.js'
 
 /** The fields of a request's line; flat, so no serializer runs per request. */
 function requestFields (request: FastifyRequest, reply: FastifyReply): Record<string, unknown> {
@@ -41,9 +42,10 @@ export class OneLineRequestLog extends LogController {
 }
 
 /**
- * The process's logger: JSON lines on standard output, written without blocking. Lines still
- * buffered when the process exits (`process.exit` included) are written out synchronously first.
+ * The process's logger: JSON lines on standard output (or file descriptor `fd`), written without
+ * blocking, one write per turn of the event loop (log-destination.ts). Lines still buffered when
+ * the process exits (`process.exit` included) are written out synchronously first.
  */
-export function processLogger (level: LogLevel): Logger {
-  return pino({ level }, pino.destination({ dest: 1, sync: false }))
+export function processLogger (level: LogLevel, fd = 1): Logger {
+  return pino({ level }, processDestination(fd))
 }
