@@ -12,6 +12,9 @@ import {
   AppendEntries, BranchSummary, GetBranch, GetContext, GetEntries, GetEntry, GetTree, PutLeaf,
 } from './entries.schema.js'
 
+/** The content type of every JSON answer. */
+const JSON_TYPE = 'application/json; charset=utf-8'
+
 /**
  * The append body one NewEntry alone (API.md "Entries": `{entries, parentId?}` or one NewEntry)
  * becomes a batch of one, its `parentId` the batch's, so that one schema validates both forms.
@@ -59,14 +62,17 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.post('/:id/entries', { schema: AppendEntries, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
-    const { result, etag, replayed } = await req.tenant.registry.append(req.params.id, req.body, {
+    const { result, etag, replayed, json } = await req.tenant.registry.append(req.params.id, req.body, {
       ifMatch: req.headers['if-match'],
       idempotencyKey: req.headers['idempotency-key'],
       blobs: req.query.blobs,
       ...bodyLength(req.headers['content-length']),
     })
     if (replayed) reply.header('idempotent-replayed', 'true')
-    return reply.code(201).header('etag', etag).send(result)
+    reply.code(201).header('etag', etag)
+    // The answer's text is made already (of the entries' texts): sent as it is.
+    if (json !== undefined) return reply.type(JSON_TYPE).send(json as unknown as typeof result)
+    return reply.send(result)
   })
 
   app.put('/:id/leaf', { schema: PutLeaf }, async (req, reply) => {

@@ -5,13 +5,14 @@
  */
 import { createHash } from 'node:crypto'
 import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
+import { stringifyJson } from '../session/json-text.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
 import { holdsImageBlock, prepareAppendBlobs } from './append-blobs.js'
 import { applyBlobMode } from './blob-refs.js'
 import { parseAppendBody, validateAppend, type AppendRequest } from './new-entries.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
-import type { Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
+import type { AppendAnswer, Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
 
 export interface AppendOptions {
@@ -50,13 +51,13 @@ export async function getEntry (core: RegistryCore, id: string, entryId: string,
  * run (contiguous seq), then made durable through the session's group commit. Returns the
  * result and whether it is a replay of an earlier request with the same Idempotency-Key.
  */
-export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<Appended & { replayed: boolean }> {
+export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<AppendAnswer> {
   const request = parseAppendBody(body)
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
     if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
-    let pending!: Promise<Appended>
+    let pending!: Promise<Committed>
     let replayed = false
     // Synchronous: the batch is appended in one run, and the commit is awaited outside the lock.
     const queued = slot.lock.runSync(() => {
@@ -76,8 +77,10 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
       pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
     })
     if (queued !== undefined) await queued
-    const { result, etag } = await pending
-    return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed }
+    const { result, etag, texts } = await pending
+    const entries = applyBlobMode(result.entries, options.blobs)
+    const json = texts === undefined ? undefined : answerJson(result, entries, texts)
+    return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
   }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
 }
 
@@ -91,16 +94,45 @@ function appendNow (core: RegistryCore, slot: OpenSession, request: AppendReques
   const before = m.entryCount()
   if (request.parentId === null) m.resetLeaf()
   else if (request.parentId !== undefined) m.branch(request.parentId)
-  for (const entry of request.entries) m.appendEntry(entry)
+  const texts: Array<string | undefined> = []
+  for (const entry of request.entries) {
+    m.appendEntry(entry)
+    // The text its stored line was just made from, when it was (json-text.ts `rememberJson`).
+    texts.push(stringifyJson(m.getLeafEntry()))
+  }
   core.touch(slot)
   core.open.grow(slot, bytes)
-  return appendedSince(core, slot, before)
+  return { ...appendedSince(core, slot, before), texts }
 }
 
-/** An append before it is known to be durable: the result without `persisted`, and the etag. */
+/**
+ * The JSON text of the answer `{...result, entries}` (`JSON.stringify`'s, key order included),
+ * made of the texts of the new entries (`texts`, for `result.entries`) wherever `entries` holds
+ * the same objects: each appended entry is written as JSON once, for its line and its answer.
+ */
+function answerJson (result: AppendResult, entries: SessionEntryBase[], texts: ReadonlyArray<string | undefined>): string {
+  let list = ''
+  for (let i = 0; i < entries.length; i++) {
+    const text = entries[i] === result.entries[i] ? texts[i] : undefined
+    list += `${i === 0 ? '' : ','}${text ?? stringifyJson(entries[i]) ?? 'null'}`
+  }
+  const { leafId, firstSeq, lastSeq, persisted } = result
+  return `{"entries":[${list}],"leafId":${JSON.stringify(leafId)},"firstSeq":${firstSeq},"lastSeq":${lastSeq},"persisted":${persisted}}`
+}
+
+/** A durable (or deferred) append, with the JSON text of each new entry when known. */
+interface Committed extends Appended {
+  texts?: ReadonlyArray<string | undefined>
+}
+
+/**
+ * An append before it is known to be durable: the result without `persisted`, the etag, and the
+ * JSON text of each new entry when known.
+ */
 interface Unsettled {
   result: Omit<AppendResult, 'persisted'>
   etag: string
+  texts?: ReadonlyArray<string | undefined>
 }
 
 /** What was appended after the first `before` entries, with the etag of the session now. */
@@ -112,17 +144,17 @@ function appendedSince (core: RegistryCore, slot: OpenSession, before: number): 
 }
 
 /** Waits until the appended entries are durable (or reports them as deferred). */
-async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag }: Unsettled): Promise<Appended> {
+async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag, texts }: Unsettled): Promise<Committed> {
   if (!slot.manager.isFlushed()) {
     core.announceAppend(slot)
-    return { result: { ...result, persisted: false }, etag }
+    return { result: { ...result, persisted: false }, etag, texts }
   }
   try {
     await slot.commit(() => { core.announceAppend(slot) })
   } catch (err) {
     throw new StorageFailed(slot.id, { cause: err })
   }
-  return { result: { ...result, persisted: true }, etag }
+  return { result: { ...result, persisted: true }, etag, texts }
 }
 
 function throwIfLatched (slot: OpenSession): void {

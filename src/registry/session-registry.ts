@@ -15,7 +15,7 @@ import { SessionListing, type ListQuery } from './session-listing.js'
 import * as sessions from './session-operations.js'
 import type { CreateInput, ExportStream } from './session-operations.js'
 import type {
-  Appended, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
+  AppendAnswer, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
 export type { ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
@@ -89,7 +89,7 @@ export class SessionRegistry {
   }
 
   /** `replayed`: an earlier answer for the same Idempotency-Key and body, returned again. */
-  append (id: string, body: unknown, options: AppendOptions = {}): Promise<Appended & { replayed: boolean }> {
+  append (id: string, body: unknown, options: AppendOptions = {}): Promise<AppendAnswer> {
     return entries.append(this.#core, id, body, options)
   }
 

@@ -67,6 +67,13 @@ export interface Appended {
   etag: string
 }
 
+/** What `append` answers: `replayed` for an earlier answer to the same Idempotency-Key and body. */
+export interface AppendAnswer extends Appended {
+  replayed: boolean
+  /** `JSON.stringify(result)`, when it was made along the way: sent as it is. */
+  json?: string
+}
+
 /** A value read from one session, with the session's etag at the moment it was read. */
 export interface Tagged<T> {
   value: T

@@ -6,8 +6,28 @@
  * out of stack does an iterative writer with the same output take over.
  */
 
+/**
+ * The one value whose text is held (see `rememberJson`), and that text. One slot: the text of a
+ * new entry is wanted twice in the synchronous run that appends it (its stored line, its answer).
+ */
+let heldValue: object | undefined
+let heldText: string | undefined
+
+/**
+ * `stringifyJson(value)`, also held until the next call, so that the next `stringifyJson` of the
+ * same object returns the same text without writing it again. Only for a value that nobody
+ * changes afterwards (a session's entries are never changed once appended).
+ */
+export function rememberJson (value: object): string | undefined {
+  heldValue = undefined
+  heldText = stringifyJson(value)
+  heldValue = value
+  return heldText
+}
+
 /** `JSON.stringify(value)`, whatever the depth of `value`. */
 export function stringifyJson (value: unknown): string | undefined {
+  if (value === heldValue && value !== undefined) return heldText
   try {
     return JSON.stringify(value)
   } catch (err) {

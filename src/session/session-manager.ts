@@ -13,6 +13,7 @@ import { buildSessionContext } from './context.js'
 import { setOwnField } from './guards.js'
 import { sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
+import { rememberJson } from './json-text.js'
 import type { Logger } from './logger.js'
 import { SessionState } from './session-state.js'
 import { buildTree, flatTree, getChildren, type FlatTreeNode } from './tree.js'
@@ -192,6 +193,9 @@ export class SessionManager {
   /** Hands a new entry to the persistence pipeline: incremental, first flush, or deferred (§8.3). */
   #persistAppend (entry: SessionEntryBase): void {
     if (this.sessionFile === undefined) return
+    // Its stored line is this text when nothing in it is rewritten (persist-transform.ts), and
+    // the answer to the append repeats it: written once for both.
+    if (this.flushed || this.state.hasAssistant) rememberText(entry)
     if (this.flushed) {
       this.queue.appendLines(this.sessionFile, [entry])
     } else if (this.state.hasAssistant) {
@@ -311,4 +315,13 @@ export class SessionManager {
 
   /** `flush()`, then closes the writer; a later append reopens it. */
   close (): Promise<void> { return this.queue.close() }
+}
+
+/** `rememberJson(entry)`; a text that cannot be made is left to the write to report. */
+function rememberText (entry: SessionEntryBase): void {
+  try {
+    rememberJson(entry)
+  } catch {
+    // The write task makes the line itself and latches the error.
+  }
 }
