@@ -10,11 +10,36 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export const metricsRegistry = new Registry()
 collectDefaultMetrics({ register: metricsRegistry })
 
-export const httpRequests = new Counter({
+/**
+ * Requests answered, by route pattern, method and status: counted here on every answer (a few map
+ * lookups, where the counter's own `inc` would build and hash a label set each time) and handed
+ * to `ss_http_requests_total` when it is scraped.
+ */
+const answered = new Map<string, Map<string, Map<number, number>>>()
+
+/** Counts one answered request. */
+export function countRequest (method: string, route: string, status: number): void {
+  let byMethod = answered.get(route)
+  if (byMethod === undefined) answered.set(route, byMethod = new Map())
+  let byStatus = byMethod.get(method)
+  if (byStatus === undefined) byMethod.set(method, byStatus = new Map())
+  byStatus.set(status, (byStatus.get(status) ?? 0) + 1)
+}
+
+// Registered on construction: the registry keeps it.
+void new Counter({
   name: 'ss_http_requests_total',
   help: 'HTTP requests answered, by method, route pattern and status',
   labelNames: ['method', 'route', 'status'] as const,
   registers: [metricsRegistry],
+  collect () {
+    this.reset()
+    for (const [route, byMethod] of answered) {
+      for (const [method, byStatus] of byMethod) {
+        for (const [status, count] of byStatus) this.inc({ method, route, status: String(status) }, count)
+      }
+    }
+  },
 })
 
 export const appendDuration = new Histogram({

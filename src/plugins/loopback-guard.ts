@@ -46,10 +46,15 @@ const quote = (text: string): string => text.slice(0, QUOTE_MAX)
 async function loopbackGuard (app: FastifyInstance, { tokens }: { tokens: unknown }): Promise<void> {
   if (tokens !== undefined || !isLoopback(app.config.host)) return
   const allowed = app.config.corsOrigins
+  // The last Host found loopback: clients send the same one on every request.
+  let loopbackHost: string | undefined
   // Callback style: this runs on every request of an open server.
   app.addHook('onRequest', function guard (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) {
     const host = req.headers.host ?? ''
-    if (!isLoopback(hostName(host))) { done(new MisdirectedHost(quote(host))); return }
+    if (host !== loopbackHost) {
+      if (!isLoopback(hostName(host))) { done(new MisdirectedHost(quote(host))); return }
+      loopbackHost = host
+    }
     const origin = req.headers.origin
     if (origin !== undefined && !SAFE_METHODS.has(req.method) && !sameOrAllowedOrigin(origin, host, allowed)) {
       done(new ForeignOrigin(quote(origin)))

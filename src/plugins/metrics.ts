@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { addGaugeSource, appendDuration, httpRequests, storageInfo } from '../metrics/instruments.js'
+import { addGaugeSource, appendDuration, countRequest, storageInfo } from '../metrics/instruments.js'
 
 /** The route pattern of the entries append, whose latency is its own histogram. */
 const APPEND_ROUTE = '/v1/sessions/:id/entries'
@@ -26,7 +26,7 @@ async function metrics (app: FastifyInstance): Promise<void> {
   app.addHook('onResponse', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
     // Unmatched URLs share one label: a label per raw path would grow without bound.
     const route = req.routeOptions.url ?? 'unmatched'
-    httpRequests.inc({ method: req.method, route, status: String(reply.statusCode) })
+    countRequest(req.method, route, reply.statusCode)
     if (route === APPEND_ROUTE && req.method === 'POST') appendDuration.observe(reply.elapsedTime / 1000)
     done()
   })
