@@ -23,8 +23,13 @@ const JSON_TYPE = 'application/json; charset=utf-8'
 export function singleEntryAsBatch (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void {
   const body = req.body
   if (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.hasOwn(body, 'type') && !Object.hasOwn(body, 'entries')) {
-    const { parentId, ...entry } = body as Record<string, unknown>
-    req.body = Object.hasOwn(body, 'parentId') ? { entries: [entry], parentId } : { entries: [entry] }
+    // Without a parentId the body is the entry as it is (the append copies its fields anyway).
+    if (!Object.hasOwn(body, 'parentId')) {
+      req.body = { entries: [body] }
+    } else {
+      const { parentId, ...entry } = body as Record<string, unknown>
+      req.body = { entries: [entry], parentId }
+    }
   }
   done()
 }
