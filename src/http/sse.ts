@@ -60,11 +60,18 @@ export type WakeReason = 'wake' | 'closed'
  * them a slice at a time lets the loop answer requests and start the next append's write and
  * sync between slices, instead of after the whole fan-out. A subscriber whose turn comes late
  * finds more entries and sends them in one write.
+ *
+ * The first slice does not wait for a turn: it runs as soon as the code that woke it is done (a
+ * microtask). An append wakes its subscribers when its sync completes, and the loop then still
+ * has the rest of that turn's I/O to handle (the answers of every append that shared the sync,
+ * requests that arrived meanwhile) before its next turn; the first subscribers get the entry
+ * ahead of all that, and the later slices follow one per turn.
  */
 const WAKE_SLICE = 100
 
 /** Connections whose wake-up is due, in the order they were woken. */
 let dueWakes: SseConnection[] = []
+/** A slice is queued (a microtask for the first, then one per event-loop turn). */
 let wakesScheduled = false
 
 function wakeSlice (): void {
@@ -179,9 +186,10 @@ export class SseConnection {
   }
 
   /**
-   * Wakes `nextWake` soon: on a later turn of the event loop, together with the other
-   * connections woken meanwhile, a slice at a time (`WAKE_SLICE`). Waking twice before that
-   * counts once; a wake-up with nobody waiting is remembered for the next call.
+   * Wakes `nextWake` soon: once the running code is done, together with the other connections
+   * woken meanwhile, a slice at a time (`WAKE_SLICE`: the first at once, the next ones on the
+   * following turns of the event loop). Waking twice before that counts once; a wake-up with
+   * nobody waiting is remembered for the next call.
    */
   wake (): void {
     if (this.#wakeDue || this.#closed) return
@@ -189,7 +197,7 @@ export class SseConnection {
     dueWakes.push(this)
     if (!wakesScheduled) {
       wakesScheduled = true
-      setImmediate(wakeSlice)
+      queueMicrotask(wakeSlice)
     }
   }
 

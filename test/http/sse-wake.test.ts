@@ -1,6 +1,7 @@
 /**
  * Wake-ups of live streams are spread over event-loop turns, a slice of connections at a time,
- * so that one append's fan-out to many subscribers does not hold up the requests behind it.
+ * so that one append's fan-out to many subscribers does not hold up the requests behind it; the
+ * first slice goes as soon as the code that woke it is done, ahead of the I/O already waiting.
  */
 import { EventEmitter } from 'node:events'
 import type { FastifyReply, FastifyRequest } from 'fastify'
@@ -34,8 +35,7 @@ describe('SseConnection.wake', () => {
       conn.wake()
       conn.wake()
     }
-    await Promise.resolve()
-    expect(woken).toHaveLength(0) // not in the turn that woke them
+    expect(woken).toHaveLength(0) // not inside the code that woke them
     const counts: number[] = []
     for (let i = 0; i < 4; i++) {
       await turn()
@@ -43,6 +43,21 @@ describe('SseConnection.wake', () => {
     }
     expect(counts).toEqual([100, 200, 250, 250])
     expect(new Set(woken)).toEqual(new Set(['wake']))
+    for (const conn of conns) conn.end()
+  })
+
+  it('wakes the first slice before the event loop goes on: ahead of callbacks queued before the wake-up', async () => {
+    const conns = Array.from({ length: 150 }, () => connection())
+    let woken = 0
+    for (const conn of conns) void conn.nextWake().then(() => { woken++ })
+    const seen: number[] = []
+    setImmediate(() => { seen.push(woken) }) // I/O handled in the same turn comes before immediates
+    for (const conn of conns) conn.wake()
+    expect(woken).toBe(0)
+    await turn()
+    await turn()
+    expect(seen).toEqual([100])
+    expect(woken).toBe(150)
     for (const conn of conns) conn.end()
   })
 
