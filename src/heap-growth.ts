@@ -14,7 +14,7 @@
  * data plus the unread rest of the loads, which becomes live anyway; each chunk read lowers it,
  * and the fixed factor is back once the loads are done.
  */
-import { getHeapStatistics, setFlagsFromString } from 'node:v8'
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8'
 
 /** The heap may grow this many percent past the live data before a full collection. */
 export const HEAP_GROWING_PERCENT = 50
@@ -85,8 +85,21 @@ export function expectLoad (bytes: number): LoadGrowth {
 
 function adjust (): void {
   if (!bounded) return
-  const percent = unread === 0 ? HEAP_GROWING_PERCENT : loadingGrowthPercent(unread, getHeapStatistics().used_heap_size)
+  const percent = unread === 0 ? HEAP_GROWING_PERCENT : loadingGrowthPercent(unread, oldGenerationBytes())
   if (percent !== current) setPercent(percent)
+}
+
+/**
+ * Heap bytes in use outside the young generation. V8 multiplies the factor with what a full
+ * collection leaves, all of it old; young objects counted there too would shrink the room a
+ * load is given (a load's records pass through the young generation by the megabyte).
+ */
+function oldGenerationBytes (): number {
+  let bytes = 0
+  for (const space of getHeapSpaceStatistics()) {
+    if (space.space_name !== 'new_space' && space.space_name !== 'new_large_object_space') bytes += space.space_used_size
+  }
+  return bytes
 }
 
 function setPercent (percent: number): void {

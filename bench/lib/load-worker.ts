@@ -1,13 +1,13 @@
 /**
  * Cold open of one session file in a fresh process, the way the server does it on a first
  * request: `SessionManager.open` on the disk storage, `buildSessionContext` of the leaf, and the
- * context serialized as the HTTP answer is (`jsonChunks`, each piece turned into bytes and let go,
- * as the server hands them to the socket). Prints `{"load": {...}}` with the timings and
+ * context serialized as the HTTP answer is (`jsonByteChunks`, the buffers `jsonStream` hands to
+ * the socket, each let go at once). Prints `{"load": {...}}` with the timings and
  * the process's peak RSS (`process.resourceUsage().maxRSS`) before and after.
  * Usage: node --import tsx bench/lib/load-worker.ts <dataDir> <file>
  */
 import { FileBlobStore } from '../../src/blobs/index.js'
-import { jsonChunks } from '../../src/http/json-stream.js'
+import { jsonByteChunks } from '../../src/http/json-stream.js'
 import { SessionManager } from '../../src/session/session-manager.js'
 import { FileSessionStorage } from '../../src/storage/index.js'
 import { join } from 'node:path'
@@ -21,7 +21,7 @@ const t1 = performance.now()
 const context = m.buildSessionContext()
 const t2 = performance.now()
 let bodyBytes = 0
-for (const piece of jsonChunks(context, 'messages')) bodyBytes += Buffer.from(piece, 'utf8').length
+for (const chunk of jsonByteChunks(context, 'messages')) bodyBytes += chunk.length
 const t3 = performance.now()
 process.stdout.write(JSON.stringify({
   load: {

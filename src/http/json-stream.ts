@@ -58,6 +58,12 @@ export function * jsonByteChunks (value: object, arrayKey: string, chunkBytes = 
   let buf = Buffer.allocUnsafe(chunkBytes)
   let used = 0
   for (const piece of jsonPieces(value, arrayKey)) {
+    // A UTF-16 code unit takes at most 3 bytes: a piece that fits even so is written without
+    // first counting its bytes (a pass over its text).
+    if (piece.length * 3 <= chunkBytes - used) {
+      used += buf.write(piece, used, 'utf8')
+      continue
+    }
     const length = Buffer.byteLength(piece, 'utf8')
     if (used + length > chunkBytes && used > 0) {
       yield buf.subarray(0, used)

@@ -54,7 +54,7 @@ export async function parseFile (storage: SessionStorage, path: string): Promise
     const parser = new JsonlStreamParser()
     const load = expectLoad(sizeOf(storage, path))
     try {
-      for await (const chunk of storage.readTextChunks(path)) {
+      for await (const chunk of readAhead(storage.readTextChunks(path))) {
         parser.push(chunk)
         load.read(chunk.length)
       }
@@ -65,6 +65,33 @@ export async function parseFile (storage: SessionStorage, path: string): Promise
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING
     throw err
+  }
+}
+
+/**
+ * The pieces of `source` in order, the next one always asked for before the current one is
+ * handed out: a read the source has to wait for (a file read on the thread pool) then runs while
+ * the caller parses the piece before it, instead of after. At most one piece is held ahead.
+ */
+export async function * readAhead<T> (source: AsyncIterable<T>): AsyncGenerator<T> {
+  const it = source[Symbol.asyncIterator]()
+  let done = false
+  try {
+    let next = it.next()
+    for (;;) {
+      const result = await next
+      if (result.done === true) {
+        done = true
+        return
+      }
+      next = it.next()
+      // A rejection of the piece asked for ahead is awaited (and thrown) on the next turn; until
+      // then it must not count as unhandled.
+      next.catch(() => {})
+      yield result.value
+    }
+  } finally {
+    if (!done) await it.return?.()
   }
 }
 

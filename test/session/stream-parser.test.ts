@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterEach, describe, expect, it } from 'vitest'
 import { isEmptyContent, JsonlStreamParser, parseJsonlLenient } from '../../src/session/parser.js'
-import { parseFile, parseText } from '../../src/session/session-loader.js'
+import { parseFile, parseText, readAhead } from '../../src/session/session-loader.js'
 import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
 
 /** `text` cut at the given positions. */
@@ -82,5 +82,40 @@ describe('parseFile', () => {
     dir = mkdtempSync(join(tmpdir(), 'ss-chunks-'))
     expect((await parseFile(new FileSessionStorage(), join(dir, 'nope.jsonl'))).missing).toBe(true)
     expect((await parseFile(new MemorySessionStorage(), join(dir, 'nope.jsonl'))).missing).toBe(true)
+  })
+})
+
+describe('readAhead', () => {
+  /** A source that logs when each piece is asked for and handed out, and whether it was closed. */
+  const source = (n: number, log: string[], failAt = -1): AsyncIterable<number> => ({
+    async * [Symbol.asyncIterator] () {
+      try {
+        for (let i = 0; i < n; i++) {
+          log.push(`read ${i}`)
+          await Promise.resolve()
+          if (i === failAt) throw new Error(`read ${i} failed`)
+          yield i
+        }
+      } finally {
+        log.push('closed')
+      }
+    },
+  })
+
+  it('hands out every piece in order, the next one already asked for', async () => {
+    const log: string[] = []
+    for await (const piece of readAhead(source(3, log))) log.push(`got ${piece}`)
+    expect(log).toEqual(['read 0', 'read 1', 'got 0', 'read 2', 'got 1', 'closed', 'got 2'])
+  })
+
+  it('throws a failed read where that piece would have come, and closes the source when the reader stops early', async () => {
+    const log: string[] = []
+    const got: number[] = []
+    await expect((async () => { for await (const piece of readAhead(source(5, log, 2))) got.push(piece) })()).rejects.toThrow('read 2 failed')
+    expect(got).toEqual([0, 1])
+    const early: string[] = []
+    for await (const piece of readAhead(source(5, early))) if (piece === 1) break
+    expect(early.at(-1)).toBe('closed')
+    expect(early.filter((e) => e.startsWith('read'))).toEqual(['read 0', 'read 1', 'read 2'])
   })
 })
