@@ -11,7 +11,7 @@
  * over the rounds.
  * Run alone: npx tsx bench/append.ts
  */
-import { closeSync, mkdtempSync, openSync, readdirSync, readSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
@@ -20,6 +20,8 @@ import { createDurableSession, json, messageBody } from './lib/http.js'
 import { cpuSecondsOf, startOurServer, startScriptServer, type ServerHandle } from './lib/processes.js'
 import { fmt, int, median, table, verdict } from './lib/stats.js'
 import { countSyscalls, type SyscallCounts } from './lib/strace.js'
+import { runFsAppends, type FsAppendSummary } from './lib/fs-append.js'
+import { linesOnDisk } from './lib/lines-on-disk.js'
 
 const CONNECTIONS = 100
 const BODY = messageBody(1024)
@@ -130,29 +132,14 @@ async function countStored (f: Fixture): Promise<{ ours: number, peer: number }>
   return { ours, peer }
 }
 
-/** Newline-terminated lines in `files` under `dir`, counted a chunk at a time (files may pass 512 MB). */
-function linesOnDisk (dir: string, files: string[]): number {
-  let lines = 0
-  const buf = Buffer.allocUnsafe(1 << 20)
-  for (const file of files) {
-    const fd = openSync(join(dir, file), 'r')
-    try {
-      for (let n = readSync(fd, buf); n > 0; n = readSync(fd, buf)) {
-        for (let at = buf.indexOf(10); at !== -1 && at < n; at = buf.indexOf(10, at + 1)) lines++
-      }
-    } finally {
-      closeSync(fd)
-    }
-  }
-  return lines
-}
-
 export interface AppendResults {
   runs: Record<Target, CannonSummary[]>
+  /** Plain `fs` write + fdatasync on 100 files, one per round, run after that round's loads. */
+  fsAppends: FsAppendSummary[]
   /** Server CPU during each load, in cores (CPU seconds per second, all threads). */
   cores: Record<Target, number[]>
   /** Per round: ours / bare (requests/s), ours / peer (entries/s). */
-  ratios: { oursVsBare1: number[], oursVsBare100: number[], oursVsPeer1: number[], oursVsPeer100: number[], oursBatchVsPeerBatch: number[], oursVsPeerBatch: number[] }
+  ratios: { oursVsBare1: number[], oursVsBare100: number[], ours100VsFs: number[], oursVsPeer1: number[], oursVsPeer100: number[], oursBatchVsPeerBatch: number[], oursVsPeerBatch: number[] }
   stored: { ours: number, peer: number, acknowledgedOurs: number, acknowledgedPeer: number, oursLinesOnDisk: number }
   syscalls: { ours?: SyscallCounts, peer?: SyscallCounts, oursAppends: number, peerAppends: number }
 }
@@ -166,6 +153,7 @@ export async function measureAppends (options: AppendOptions): Promise<AppendRes
   const targets = TARGETS
   const runs = emptyRecord<CannonSummary>()
   const cores = emptyRecord<number>()
+  const fsAppends: FsAppendSummary[] = []
   let acknowledgedOurs = 0
   let acknowledgedPeer = 0
   const count = (t: Target, s: CannonSummary): void => {
@@ -189,6 +177,9 @@ export async function measureAppends (options: AppendOptions): Promise<AppendRes
         runs[t].push(s)
         process.stderr.write(`append round ${round + 1} ${t}: ${int(s.rps)} req/s p99 ${s.p99} ms\n`)
       }
+      const fsRun = await runFsAppends(CONNECTIONS, 1024, options.durationS)
+      fsAppends.push(fsRun)
+      process.stderr.write(`append round ${round + 1} plain fs: ${int(fsRun.perS)} appends/s p99 ${fmt(fsRun.p99, 0)} ms\n`)
     }
     // fsync evidence: syscalls during a short extra load on one session / stream each.
     let oursAppends = 0
@@ -214,10 +205,12 @@ export async function measureAppends (options: AppendOptions): Promise<AppendRes
       runs[a].map((s, i) => s.rps * PER_REQUEST[a] / ((runs[b][i] as CannonSummary).rps * PER_REQUEST[b]))
     return {
       runs,
+      fsAppends,
       cores,
       ratios: {
         oursVsBare1: per('ours1', 'bare'),
         oursVsBare100: per('ours100', 'bare'),
+        ours100VsFs: runs.ours100.map((s, i) => s.rps / (fsAppends[i] as FsAppendSummary).perS),
         oursVsPeer1: per('ours1', 'peer1'),
         oursVsPeer100: per('ours100', 'peer100'),
         oursBatchVsPeerBatch: per('oursBatch', 'peerBatch'),
@@ -251,6 +244,11 @@ export function appendSection (r: AppendResults, options: AppendOptions): string
     return [LABELS[t], int(median(s.map((x) => x.rps))), int(median(s.map((x) => x.rps * PER_REQUEST[t]))), fmt(median(s.map((x) => x.p50)), 0),
       fmt(median(s.map((x) => x.p99)), 0), fmt(median(r.cores[t]), 2), fmt(median(s.map((x) => x.clientCores)), 2), s.map((x) => int(x.rps)).join(' / ')]
   })
+  const fsRuns = r.fsAppends
+  const pool = fsRuns[0]?.threadPool ?? '—'
+  rows.push([`plain Node \`fs\`, no HTTP: ${CONNECTIONS} files × 1 in flight, \`write\` + \`fdatasync\` of a 1,024-byte line (thread pool ${pool})`,
+    int(median(fsRuns.map((x) => x.perS))), int(median(fsRuns.map((x) => x.perS))), fmt(median(fsRuns.map((x) => x.p50)), 0),
+    fmt(median(fsRuns.map((x) => x.p99)), 0), fmt(median(fsRuns.map((x) => x.cores)), 2), '—', fsRuns.map((x) => int(x.perS)).join(' / ')])
   const ratioRow = (name: string, values: number[], target: number | undefined): string[] =>
     [name, `×${fmt(median(values), 2)}`, values.map((v) => fmt(v, 2)).join(' / '), target === undefined ? '—' : `≥ ×${fmt(target, 2)}`,
       target === undefined ? 'informational' : verdict(median(values) >= target)]
@@ -272,11 +270,19 @@ export function appendSection (r: AppendResults, options: AppendOptions): string
     'tuned for throughput; it is the only off-the-shelf durable HTTP append log at hand. The single-stream load uses the',
     'first of its 100 streams (it keeps at most 100 segment files open); the batched load runs on a second instance.',
     '',
+    `The plain \`fs\` row is one Node process without HTTP, run in each round after that round's loads for the same ${options.durationS} s:`,
+    `${CONNECTIONS} files in a fresh directory under the system temp dir (where the servers' data dirs are), one append in flight on`,
+    'each; an append is `fs.write` of one 1,024-byte line (`O_APPEND`) and then `fs.fdatasync` of that file, with callbacks; its',
+    `thread pool is sized by \`scripts/start.cjs\`, as \`npm start\` sizes the server's (UV_THREADPOOL_SIZE=${pool}). Its p50/p99 are`,
+    'per append (write start to fdatasync end) and its "server CPU" is that process\'s. It is the write-then-fdatasync-per-file work',
+    'that SPEC.md §8.4 asks of each append of the 100-session load, without anything else; the ratio row sets that load beside it.',
+    '',
     table(['load', 'req/s (median)', 'entries/s (median)', 'p50 ms', 'p99 ms', 'server CPU (cores)', 'client CPU (cores)', 'req/s per round'], rows),
     '',
     table(['ratio', 'median', 'per round', 'target', 'verdict'], [
       ratioRow('session-store 1 session × 100 conn. ÷ bare Fastify (req/s)', r.ratios.oursVsBare1, 0.7),
       ratioRow('session-store 100 sessions × 1 conn. ÷ bare Fastify (req/s)', r.ratios.oursVsBare100, 0.6),
+      ratioRow(`session-store 100 sessions × 1 conn. (req/s) ÷ plain \`fs\` write + fdatasync on ${CONNECTIONS} files (appends/s)`, r.ratios.ours100VsFs, undefined),
       ratioRow('session-store ÷ Durable Streams, 1 entry per request, 1 session/stream (entries/s)', r.ratios.oursVsPeer1, undefined),
       ratioRow('session-store ÷ Durable Streams, 1 entry per request, 100 sessions/streams (entries/s)', r.ratios.oursVsPeer100, undefined),
       ratioRow(`session-store ÷ Durable Streams, both ${BATCH} per request (entries/s)`, r.ratios.oursBatchVsPeerBatch, undefined),
