@@ -165,9 +165,11 @@ export class RegistryCore {
         return await fn(slot)
       } catch (err) {
         if (isStale(err) && attempt < STALE_RETRIES) {
+          this.log.info({ sessionId: id, attempt }, 'Session changed by another server meanwhile; trying again on it reloaded')
           this.open.retire(slot)
           continue
         }
+        if (isStale(err)) this.log.error({ err, sessionId: id, attempts: attempt }, 'Session kept changing on other servers; giving up')
         throw this.storageError(slot, err)
       } finally {
         this.open.release(slot)

@@ -13,6 +13,7 @@ import { findMovedSessionFile } from '../session/agent-dirs.js'
 import { parseJsonlLenient } from '../session/parser.js'
 import { isEntry } from '../session/tree.js'
 import { isInside } from '../storage/paths.js'
+import { isStale } from '../storage/storage-helpers.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
@@ -20,13 +21,7 @@ import { readSessionId } from './session-index.js'
 /** Tries of one request whose writes met a session another server changed meanwhile. */
 export const STALE_RETRIES = 8
 
-/** True when `err`, or an error it was caused by, is the store refusing a stale write. */
-export function isStale (err: unknown): boolean {
-  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === 'ESTALE') return true
-  }
-  return false
-}
+export { isStale }
 
 /** False when the store holds a newer state of `slot`'s session than the one open here. */
 export async function isCurrent (core: RegistryCore, slot: OpenSession): Promise<boolean> {
