@@ -13,6 +13,8 @@ import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
+import { keepReplay, storedReplay } from './shared-replays.js'
+import { storeUnsaved } from './shared-unsaved.js'
 
 export interface AppendOptions {
   ifMatch?: string
@@ -55,6 +57,8 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
+    const kept = await storedReplay(core, slot, key, bodyHash)
+    if (kept !== undefined) return { result: { ...kept.result, entries: applyBlobMode(kept.result.entries, options.blobs) }, etag: kept.etag, replayed: true }
     if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
     let pending!: Promise<Appended>
     let replayed = false
@@ -77,6 +81,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
     })
     if (queued !== undefined) await queued
     const { result, etag } = await pending
+    if (!replayed) await keepReplay(core, slot, key, bodyHash, { result, etag })
     return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed }
   }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
 }
@@ -114,6 +119,7 @@ function appendedSince (core: RegistryCore, slot: OpenSession, before: number): 
 /** Waits until the appended entries are durable (or reports them as deferred). */
 async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag }: Unsettled): Promise<Appended> {
   if (!slot.manager.isFlushed()) {
+    await storeUnsaved(core, slot.manager) // queued before any later write of the session's file
     core.announceAppend(slot)
     return { result: { ...result, persisted: false }, etag }
   }

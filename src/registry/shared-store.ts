@@ -27,6 +27,8 @@ export { isStale }
 export async function isCurrent (core: RegistryCore, slot: OpenSession): Promise<boolean> {
   const check = core.storage.isCurrent
   const file = slot.manager.getSessionFile()
+  const unsaved = core.storage.unsaved
+  if (unsaved !== undefined && file !== undefined && !slot.manager.isFlushed()) return await unsaved.isCurrent(file)
   if (check === undefined || file === undefined || !slot.manager.isFlushed()) return true
   return await check.call(core.storage, file)
 }
@@ -41,17 +43,19 @@ export function followStore (core: RegistryCore): StoreFollower {
   const watch = core.storage.watch
   const pending = new Set<Promise<void>>()
   const sessions = join(core.dataDir, 'sessions')
-  const stop = watch === undefined
-    ? () => {}
-    : watch.call(core.storage, (path) => {
-      if (!path.endsWith('.jsonl') || !isInside(sessions, path)) return
-      const done: Promise<void> = changed(core, path)
-        .catch((err: unknown) => { core.log.warn({ err, path }, 'Following a change of another server failed') })
-        .finally(() => { pending.delete(done) })
-      pending.add(done)
-    })
+  const follow = (path: string, change: (core: RegistryCore, path: string) => Promise<void>): void => {
+    if (!path.endsWith('.jsonl') || !isInside(sessions, path)) return
+    const done: Promise<void> = change(core, path)
+      .catch((err: unknown) => { core.log.warn({ err, path }, 'Following a change of another server failed') })
+      .finally(() => { pending.delete(done) })
+    pending.add(done)
+  }
+  const stops = [
+    watch?.call(core.storage, (path) => { follow(path, changed) }),
+    core.storage.unsaved?.watch((path) => { follow(path, changedUnsaved) }),
+  ]
   return {
-    stop,
+    stop: () => { for (const stop of stops) stop?.() },
     caughtUp: async () => {
       await core.storage.sync?.()
       await Promise.all([...pending])
@@ -101,6 +105,18 @@ async function changed (core: RegistryCore, path: string): Promise<void> {
   if (slot === undefined || await isCurrent(core, slot)) return
   if (await appendTail(core, slot)) core.emit(id, { type: 'append' })
   else if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+}
+
+/**
+ * An unsaved session held here that another server changed, saved or removed: dropped when it
+ * is no longer current, and its live streams woken, to read from it loaded again.
+ */
+async function changedUnsaved (core: RegistryCore, path: string): Promise<void> {
+  await core.ready
+  for (const slot of [...core.open.values()]) {
+    if (slot.manager.getSessionFile() !== path || slot.manager.isFlushed()) continue
+    if (!await isCurrent(core, slot) && core.open.retire(slot)) core.emit(slot.id, { type: 'append' })
+  }
 }
 
 /**
