@@ -3,6 +3,8 @@
  * another server gets the first answer too. A key is kept per tenant and session id (it outlives
  * rewrites and moves of the session's file) until it expires; `purgeExpired`
  * (unsaved-sessions.ts) removes expired ones, and an expired key may be taken again before that.
+ * The answer is kept as its JSON text (a jsonb string), since a jsonb object would reorder its
+ * keys and a replay must be the first answer byte for byte.
  */
 import type pg from 'pg'
 import type { ReplayStore, StoredReplay } from '../types.js'
@@ -22,17 +24,17 @@ export class PgReplayStore implements ReplayStore {
   }
 
   async get (path: string, session: string, key: string): Promise<StoredReplay | undefined> {
-    const { rows } = await query<{ body_hash: string, response: unknown }>(this.#pool,
+    const { rows } = await query<{ body_hash: string, response: string }>(this.#pool,
       'SELECT body_hash, response FROM ss_idempotency_keys WHERE tenant = $1 AND session = $2 AND key = $3 AND expires_at > clock_timestamp()',
       [tenantOf(this.#rel(path)), session, key])
     const row = rows[0]
-    return row === undefined ? undefined : { bodyHash: row.body_hash, response: row.response }
+    return row === undefined ? undefined : { bodyHash: row.body_hash, response: JSON.parse(row.response) }
   }
 
   async put (path: string, session: string, key: string, replay: StoredReplay): Promise<void> {
     await query(this.#pool, `
       INSERT INTO ss_idempotency_keys (tenant, session, key, body_hash, response, expires_at)
-      VALUES ($1, $2, $3, $4, $5, clock_timestamp() + $6 * interval '1 millisecond')
+      VALUES ($1, $2, $3, $4, to_jsonb($5::text), clock_timestamp() + $6 * interval '1 millisecond')
       ON CONFLICT (tenant, session, key) DO UPDATE
         SET body_hash = EXCLUDED.body_hash, response = EXCLUDED.response, expires_at = EXCLUDED.expires_at
         WHERE ss_idempotency_keys.expires_at <= clock_timestamp()`,
