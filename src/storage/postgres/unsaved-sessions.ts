@@ -193,8 +193,9 @@ export class PgUnsavedSessions implements UnsavedSessions {
 
   /** What this process holds unsaved of the session whose text is `text`, stored at `path`. */
   * #heldOf (text: string, path: string): Iterable<Held> {
+    if (this.#held.size === 0 || !path.endsWith('.jsonl')) return
     const id = headerId(text)
-    if (id === undefined || !path.endsWith('.jsonl')) return
+    if (id === undefined) return
     const tenant = tenantOf(this.#names.rel(path))
     for (const h of this.#held.values()) if (h.tenant === tenant && h.id === id) yield h
   }
