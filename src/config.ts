@@ -7,6 +7,7 @@ import { resolve } from 'node:path'
 import { InvalidConfig } from './errors.js'
 import type { RegistryLimits } from './registry/registry-core.js'
 import type { StorageKind } from './storage/index.js'
+import { DEFAULT_UNSAVED_MAX_AGE_MS } from './storage/postgres/unsaved-sessions.js'
 
 export type { StorageKind }
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -33,6 +34,8 @@ export interface Config {
   maxUnsavedSessionBytes: number
   /** Entries one unsaved session may hold in memory (413 beyond); 0 = no cap. */
   maxUnsavedSessionEntries: number
+  /** With `STORAGE=postgres`: ms after its last change an unsaved session is purged from the database. */
+  unsavedSessionMaxAgeMs: number
   /** Absolute path of the token file (src/auth/tokens.ts). Unset: open access, one tenant. */
   authTokensFile?: string
   /** Serve without tokens on a non-loopback HOST anyway. */
@@ -205,6 +208,7 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     maxUnsavedSessions: integer(env, 'MAX_UNSAVED_SESSIONS', authOn ? 32 : 0, 0, 1_000_000),
     maxUnsavedSessionBytes: integer(env, 'MAX_UNSAVED_SESSION_BYTES', authOn ? 8 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
     maxUnsavedSessionEntries: integer(env, 'MAX_UNSAVED_SESSION_ENTRIES', authOn ? 2000 : 0, 0, 1_000_000),
+    unsavedSessionMaxAgeMs: integer(env, 'UNSAVED_SESSION_MAX_AGE_MS', DEFAULT_UNSAVED_MAX_AGE_MS, 60_000, 366 * 86_400_000),
     ...(tokensFile === undefined ? {} : { authTokensFile: resolve(cwd, tokensFile) }),
     allowUnauthenticated: flag(env, 'ALLOW_UNAUTHENTICATED'),
     rateLimitMax: integer(env, 'RATE_LIMIT_MAX', authOn ? 6000 : 0, 0, 1_000_000_000),

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       maxUnsavedSessions: 0,
       maxUnsavedSessionBytes: 0,
       maxUnsavedSessionEntries: 0,
+      unsavedSessionMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
       allowUnauthenticated: false,
       rateLimitMax: 0,
       rateLimitWindowMs: 60_000,
@@ -50,6 +51,7 @@ describe('loadConfig', () => {
       MAX_UNSAVED_SESSIONS: '7',
       MAX_UNSAVED_SESSION_BYTES: '2048',
       MAX_UNSAVED_SESSION_ENTRIES: '9',
+      UNSAVED_SESSION_MAX_AGE_MS: '3600000',
       AUTH_TOKENS_FILE: 'etc/tokens.json',
       ALLOW_UNAUTHENTICATED: '0',
       RATE_LIMIT_MAX: '10',
@@ -83,6 +85,7 @@ describe('loadConfig', () => {
       maxUnsavedSessions: 7,
       maxUnsavedSessionBytes: 2048,
       maxUnsavedSessionEntries: 9,
+      unsavedSessionMaxAgeMs: 3_600_000,
       authTokensFile: '/srv/app/etc/tokens.json',
       allowUnauthenticated: false,
       rateLimitMax: 10,
@@ -170,7 +173,7 @@ describe('loadConfig', () => {
     ['STORAGE', 'sqlite'], ['LOG_LEVEL', 'verbose'],
     ['ALLOW_UNAUTHENTICATED', 'yes'], ['RATE_LIMIT_MAX', '-1'], ['RATE_LIMIT_WINDOW_MS', '0'],
     ['MAX_SSE_PER_TOKEN', 'many'], ['MAX_BATCH_ENTRIES', '-1'], ['MAX_EVENT_LOOP_DELAY_MS', '60001'],
-    ['CORS_ORIGINS', 'ftp://x.example'],
+    ['CORS_ORIGINS', 'ftp://x.example'], ['UNSAVED_SESSION_MAX_AGE_MS', '59999'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(expect.objectContaining({
       code: 'SS_INVALID_CONFIG', message: expect.stringMatching(new RegExp(`^${name}: `)),

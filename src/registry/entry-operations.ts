@@ -14,6 +14,8 @@ import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { AppendAnswer, Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
+import { keepReplay, storedReplay } from './shared-replays.js'
+import { storeUnsaved } from './shared-unsaved.js'
 
 export interface AppendOptions {
   ifMatch?: string
@@ -56,6 +58,8 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
+    const kept = await storedReplay(core, slot, key, bodyHash)
+    if (kept !== undefined) return { result: { ...kept.result, entries: applyBlobMode(kept.result.entries, options.blobs) }, etag: kept.etag, replayed: true }
     if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
     let pending!: Promise<Committed>
     let replayed = false
@@ -78,6 +82,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
     })
     if (queued !== undefined) await queued
     const { result, etag, texts } = await pending
+    if (!replayed) await keepReplay(core, slot, key, bodyHash, { result, etag })
     const entries = applyBlobMode(result.entries, options.blobs)
     const json = texts === undefined ? undefined : answerJson(result, entries, texts)
     return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
@@ -146,6 +151,7 @@ function appendedSince (core: RegistryCore, slot: OpenSession, before: number): 
 /** Waits until the appended entries are durable (or reports them as deferred). */
 async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag, texts }: Unsettled): Promise<Committed> {
   if (!slot.manager.isFlushed()) {
+    await storeUnsaved(core, slot.manager) // queued before any later write of the session's file
     core.announceAppend(slot)
     return { result: { ...result, persisted: false }, etag, texts }
   }

@@ -7,6 +7,7 @@
  */
 import type { Logger } from '../session/logger.js'
 import type { SessionManager } from '../session/session-manager.js'
+import { isStale } from '../storage/storage-helpers.js'
 import { OpenSession } from './open-session.js'
 
 /** What `OpenSessions.load` callbacks return. */
@@ -172,7 +173,9 @@ export class OpenSessions {
   #close (slot: OpenSession): void {
     const previous = this.#closing.get(slot.id) ?? Promise.resolve()
     const closing = previous.then(() => slot.manager.close()).catch((err: unknown) => {
-      this.#options.log.error({ err, sessionId: slot.id }, 'Closing a session failed')
+      // A session dropped because another server changed it holds that conflict as its error.
+      if (isStale(err)) this.#options.log.info({ err, sessionId: slot.id }, 'Closed a session another server changed')
+      else this.#options.log.error({ err, sessionId: slot.id }, 'Closing a session failed')
     }).finally(() => {
       if (this.#closing.get(slot.id) === closing) this.#closing.delete(slot.id)
     })

@@ -21,6 +21,7 @@ import { publicHeader } from './public-header.js'
 import { infoView } from './session-info.js'
 import { SessionIndex, scanSessions } from './session-index.js'
 import { followStore, isCurrent, isStale, STALE_RETRIES, type StoreFollower } from './shared-store.js'
+import { loadUnsaved } from './shared-unsaved.js'
 import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
 
 export interface RegistryOptions {
@@ -165,9 +166,11 @@ export class RegistryCore {
         return await fn(slot)
       } catch (err) {
         if (isStale(err) && attempt < STALE_RETRIES) {
+          this.log.info({ sessionId: id, attempt }, 'Session changed by another server meanwhile; trying again on it reloaded')
           this.open.retire(slot)
           continue
         }
+        if (isStale(err)) this.log.error({ err, sessionId: id, attempts: attempt }, 'Session kept changing on other servers; giving up')
         throw this.storageError(slot, err)
       } finally {
         this.open.release(slot)
@@ -328,6 +331,13 @@ export class RegistryCore {
       path = moved
     }
     // A file that vanished is not recreated: opening a missing path would start a new session.
+    if (path === undefined) {
+      // No file yet: kept unsaved on a store other servers share, or saved by one of them just now.
+      const unsaved = await loadUnsaved(this, id)
+      if (unsaved !== undefined) return { ...unsaved, modifiedMs: preciseNow() }
+      path = this.storage.unsaved === undefined ? undefined : await this.store.locate(id)
+      if (path !== undefined) this.index.set(id, path)
+    }
     if (path === undefined) {
       this.index.delete(id)
       throw new SessionNotFound(id)

@@ -14,6 +14,8 @@ import { SessionManager } from '../session/session-manager.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
+import { isStale } from './shared-store.js'
+import { removeUnsaved, storeUnsaved } from './shared-unsaved.js'
 import type { SessionView, Tagged } from './types.js'
 
 /** Ids a client may choose (API.md "Conventions"), minus the route words. */
@@ -40,12 +42,18 @@ export async function create (core: RegistryCore, input: CreateInput): Promise<S
   const options: CreateOptions = { ...core.managerOptions() }
   if (input.title !== undefined) options.title = input.title
   if (input.parentSession !== undefined) options.parentSession = input.parentSession
-  if (input.id === undefined) return core.view(core.adopt(await SessionManager.create(input.cwd, undefined, core.storage, options)))
+  if (input.id === undefined) {
+    const m = await SessionManager.create(input.cwd, undefined, core.storage, options)
+    await storeUnsaved(core, m)
+    return core.view(core.adopt(m))
+  }
   assertClientId(input.id)
   if (!core.index.reserve(input.id)) throw new SessionExists(input.id)
   try {
     const m = await SessionManager.create(input.cwd, undefined, core.storage, { ...options, sessionId: input.id })
     if (core.storage.existsSync(m.getSessionFile() as string)) throw new SessionExists(input.id)
+    // Another server may hold it unsaved: the store refuses a second session of that id.
+    await storeUnsaved(core, m).catch((err: unknown) => { throw isStale(err) ? new SessionExists(input.id as string) : err })
     return core.view(core.adopt(m))
   } finally {
     core.index.release(input.id)
@@ -67,6 +75,7 @@ export async function continueRecent (core: RegistryCore, cwd: string, terminalI
   }
   core.assertUnsavedRoom()
   const m = await SessionManager.create(cwd, undefined, core.storage, core.managerOptions(terminalId))
+  await storeUnsaved(core, m)
   return { session: core.view(core.adopt(m)), created: true }
 }
 
@@ -95,6 +104,7 @@ export async function rename (core: RegistryCore, id: string, title: string, ifM
     // nothing to fail if the file is already gone (the rewrite then answers for itself).
     if (charge !== undefined && manager.flushed) charge(slot.bytes)
     await slot.manager.setSessionName(title)
+    await storeUnsaved(core, slot.manager)
     slot.markRewritten()
     core.announceHeader(slot)
     return core.view(slot)
@@ -199,6 +209,7 @@ export async function remove (core: RegistryCore, id: string, ifMatch?: string):
     const m = slot.manager
     const info = core.info(slot)
     await m.close().catch((err: unknown) => { core.log.warn({ err, sessionId: id }, 'Closing a deleted session failed') })
+    await removeUnsaved(core, m)
     const file = m.getSessionFile()
     if (file !== undefined && core.storage.existsSync(file)) {
       await core.storage.unlink(file)

@@ -13,6 +13,7 @@ import { findMovedSessionFile } from '../session/agent-dirs.js'
 import { parseJsonlLenient } from '../session/parser.js'
 import { isEntry } from '../session/tree.js'
 import { isInside } from '../storage/paths.js'
+import { isStale } from '../storage/storage-helpers.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import { readSessionId } from './session-index.js'
@@ -20,18 +21,14 @@ import { readSessionId } from './session-index.js'
 /** Tries of one request whose writes met a session another server changed meanwhile. */
 export const STALE_RETRIES = 8
 
-/** True when `err`, or an error it was caused by, is the store refusing a stale write. */
-export function isStale (err: unknown): boolean {
-  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === 'ESTALE') return true
-  }
-  return false
-}
+export { isStale }
 
 /** False when the store holds a newer state of `slot`'s session than the one open here. */
 export async function isCurrent (core: RegistryCore, slot: OpenSession): Promise<boolean> {
   const check = core.storage.isCurrent
   const file = slot.manager.getSessionFile()
+  const unsaved = core.storage.unsaved
+  if (unsaved !== undefined && file !== undefined && !slot.manager.isFlushed()) return await unsaved.isCurrent(file)
   if (check === undefined || file === undefined || !slot.manager.isFlushed()) return true
   return await check.call(core.storage, file)
 }
@@ -46,17 +43,19 @@ export function followStore (core: RegistryCore): StoreFollower {
   const watch = core.storage.watch
   const pending = new Set<Promise<void>>()
   const sessions = join(core.dataDir, 'sessions')
-  const stop = watch === undefined
-    ? () => {}
-    : watch.call(core.storage, (path) => {
-      if (!path.endsWith('.jsonl') || !isInside(sessions, path)) return
-      const done: Promise<void> = changed(core, path)
-        .catch((err: unknown) => { core.log.warn({ err, path }, 'Following a change of another server failed') })
-        .finally(() => { pending.delete(done) })
-      pending.add(done)
-    })
+  const follow = (path: string, change: (core: RegistryCore, path: string) => Promise<void>): void => {
+    if (!path.endsWith('.jsonl') || !isInside(sessions, path)) return
+    const done: Promise<void> = change(core, path)
+      .catch((err: unknown) => { core.log.warn({ err, path }, 'Following a change of another server failed') })
+      .finally(() => { pending.delete(done) })
+    pending.add(done)
+  }
+  const stops = [
+    watch?.call(core.storage, (path) => { follow(path, changed) }),
+    core.storage.unsaved?.watch((path) => { follow(path, changedUnsaved) }),
+  ]
   return {
-    stop,
+    stop: () => { for (const stop of stops) stop?.() },
     caughtUp: async () => {
       await core.storage.sync?.()
       await Promise.all([...pending])
@@ -106,6 +105,18 @@ async function changed (core: RegistryCore, path: string): Promise<void> {
   if (slot === undefined || await isCurrent(core, slot)) return
   if (await appendTail(core, slot)) core.emit(id, { type: 'append' })
   else if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+}
+
+/**
+ * An unsaved session held here that another server changed, saved or removed: dropped when it
+ * is no longer current, and its live streams woken, to read from it loaded again.
+ */
+async function changedUnsaved (core: RegistryCore, path: string): Promise<void> {
+  await core.ready
+  for (const slot of [...core.open.values()]) {
+    if (slot.manager.getSessionFile() !== path || slot.manager.isFlushed()) continue
+    if (!await isCurrent(core, slot) && core.open.retire(slot)) core.emit(slot.id, { type: 'append' })
+  }
 }
 
 /**

@@ -17,7 +17,8 @@ import { createSessionId, nowIso } from './ids.js'
 import { deepCopy } from './json-text.js'
 import { silentLogger, type Logger } from './logger.js'
 import { migrateSessionEntries } from './migrate.js'
-import { classifyFile, parseFile } from './session-loader.js'
+import { classifyFile, parseFile, parseText } from './session-loader.js'
+import { isValidHeader } from './parser.js'
 import { resolveRefs, setSessionFile } from './session-lifecycle.js'
 import { SessionManager, type ManagerEnv } from './session-manager.js'
 import type { FileRecord } from './types.js'
@@ -151,4 +152,24 @@ export async function forkCopy (source: SessionManager, leafId?: string): Promis
   if (leafId === undefined) await copy.fork()
   else await copy.createBranchedSession(leafId)
   return copy
+}
+
+/**
+ * A session that has no file yet (deferred, §8.3), from its records as JSONL `text` kept
+ * elsewhere (a store several servers share): in memory, not flushed, bound to `path`, the file
+ * its first flush will write.
+ */
+export async function restoreUnsaved (path: string, text: string, storage: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
+  const env = envFor(storage, options, true)
+  const target = resolveInside(env.dataDir, path)
+  const records = parseText(text).records
+  const header = records[0]
+  if (!isValidHeader(header)) throw new Error(`unsaved session for ${target} has no valid header`)
+  const m = new SessionManager(env, typeof header.cwd === 'string' ? header.cwd : process.cwd(), dirname(target))
+  m.state.replace(records)
+  await resolveRefs(m)
+  m.sessionName = typeof header.title === 'string' ? header.title : undefined
+  m.sessionFile = target
+  m.flushed = false
+  return m
 }

@@ -16,6 +16,7 @@ import { migrate } from './postgres/migrate.js'
 import { PgBlobStore } from './postgres/pg-blob-store.js'
 import { PgSessionStorage } from './postgres/pg-session-storage.js'
 import { createPool } from './postgres/pool.js'
+import { DEFAULT_UNSAVED_MAX_AGE_MS, startPurging } from './postgres/unsaved-sessions.js'
 import type { SessionStorage } from './types.js'
 
 export interface OpenedStorage {
@@ -26,7 +27,7 @@ export interface OpenedStorage {
   close(): Promise<void>
 }
 
-export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'>, logger: Logger = silentLogger): Promise<OpenedStorage> {
+export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'unsavedSessionMaxAgeMs'>>, logger: Logger = silentLogger): Promise<OpenedStorage> {
   const kind = config.storage
   if (kind !== 'postgres') {
     return { storage: createStorage(kind), blobs: (root) => createBlobStore(kind, root), close: async () => {} }
@@ -35,8 +36,10 @@ export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 
   const lock = await acquireInstanceLock(config.databaseUrl, 'server')
   const pool = createPool(config.databaseUrl, { logger })
   let storage: PgSessionStorage | undefined
+  let stopPurging: (() => void) | undefined
   const close = async (): Promise<void> => {
     try {
+      stopPurging?.()
       await storage?.close()
       await pool.end()
     } finally {
@@ -46,6 +49,7 @@ export async function openStorage (config: Pick<Config, 'storage' | 'dataDir' | 
   try {
     await migrate(pool, { logger })
     storage = await PgSessionStorage.open(pool, { dataDir: config.dataDir, listenUrl: config.databaseUrl, logger })
+    stopPurging = await startPurging(pool, config.unsavedSessionMaxAgeMs ?? DEFAULT_UNSAVED_MAX_AGE_MS, logger)
     return { storage, blobs: (_root, tenant) => new PgBlobStore(pool, tenant), close }
   } catch (err) {
     await close()

@@ -134,4 +134,47 @@ export interface SessionStorage {
   sync?(): Promise<void>
   /** The paths of the stored session files whose header id is `id`, up to date (see `sync`). */
   locate?(id: string): Promise<string[]>
+  /** Sessions with no file yet (SPEC.md §8.3), kept where every process finds them. */
+  unsaved?: UnsavedSessions
+  /** Answers to appends sent with an `Idempotency-Key`, kept for every process. */
+  replays?: ReplayStore
+}
+
+/**
+ * Sessions without an assistant message yet, which have no file, kept in a store several
+ * processes share; each is named by the path its file will have and read whole, as JSONL text
+ * (header first). Storing a file of the same session (its first flush) takes the unsaved one's
+ * place; like a file, it fails with `ESTALE` when another process changed the unsaved session
+ * since this one found or stored it.
+ */
+export interface UnsavedSessions {
+  /**
+   * Stores the whole session. Queued at once, so a later write of its file runs after it.
+   * Rejects with `ESTALE` when another process changed (or saved, or removed) the session since
+   * this one found or stored it, or, for a session this process never held, when one of its id exists.
+   */
+  put(path: string, text: string): Promise<void>
+  /** The unsaved sessions of id `id` (any tenant): where their files will be, and their text. */
+  find(id: string): Promise<Array<{ path: string, text: string }>>
+  /** False when another process changed the session since this one found or stored it. */
+  isCurrent(path: string): Promise<boolean>
+  /** Removes the session (deleted before it was ever saved). */
+  remove(path: string): Promise<void>
+  /** Calls `listener` with the path of each session held here that another process changed; returns the stop function. */
+  watch(listener: (path: string) => void): () => void
+}
+
+/** The first answer to an append with an `Idempotency-Key`. */
+export interface StoredReplay {
+  /** SHA-256 of the request body. */
+  bodyHash: string
+  /** The answer as the registry replays it. */
+  response: unknown
+}
+
+/** Idempotency-Keys of appends, per session (named by its file's path and its id), with expiry. */
+export interface ReplayStore {
+  get(path: string, session: string, key: string): Promise<StoredReplay | undefined>
+  /** Keeps the first answer for `key`; a key already kept stays as it is. */
+  put(path: string, session: string, key: string, replay: StoredReplay): Promise<void>
 }

@@ -36,11 +36,13 @@ import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageSt
 import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
 import { PathQueues } from './path-queues.js'
+import { PgReplayStore } from './replays.js'
 import { PgSessionLog } from './session-log.js'
 import {
   appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
   type Stored, type StoredFile, type Versioned,
 } from './stored-files.js'
+import { PgUnsavedSessions } from './unsaved-sessions.js'
 
 /** What the catalog knows of one file (`version` -1: a `writeTextSync` not committed yet). */
 type CatalogFile = Omit<StoredFile, 'rel'>
@@ -79,11 +81,17 @@ export class PgSessionStorage implements SessionStorage {
   readonly #watchers = new Set<(path: string) => void>()
   #feed: CatalogFeed | undefined
   #lastMtimeMs = 0
+  /** Sessions with no file yet, as rows (unsaved-sessions.ts); storing a file claims one. */
+  readonly unsaved: PgUnsavedSessions
+  readonly replays: PgReplayStore
 
   private constructor (pool: pg.Pool, options: PgSessionStorageOptions) {
     this.#pool = pool
     this.#dataDir = resolve(options.dataDir)
     this.#log = new PgSessionLog(pool)
+    const rel = (path: string): string => this.#rel(path)
+    this.unsaved = new PgUnsavedSessions(pool, this.#queues, { rel, abs: (r) => resolve(this.#dataDir, r) })
+    this.replays = new PgReplayStore(pool, rel)
   }
 
   /** The storage over the (migrated) database of `pool`, its catalog loaded (and followed, with `listenUrl`). */
@@ -100,6 +108,7 @@ export class PgSessionStorage implements SessionStorage {
         refresh: async (rel) => { await storage.#refresh(rel) },
       })
       await storage.#feed.start() // before the catalog is read: nothing committed after the read is missed
+      await storage.unsaved.listen(options.listenUrl, options.logger)
     }
     for (const f of await loadStoredFiles(pool)) storage.#record(resolve(storage.#dataDir, f.rel), catalogFile(f))
     return storage
@@ -108,6 +117,7 @@ export class PgSessionStorage implements SessionStorage {
   /** Stops following other servers' changes. */
   async close (): Promise<void> {
     await this.#feed?.close()
+    await this.unsaved.close()
   }
 
   /**
@@ -267,6 +277,7 @@ export class PgSessionStorage implements SessionStorage {
         await removeAt(client, to)
         if (text === undefined) return { stored: file.stored, ...await moveAt(client, from, to, file.stored) }
         await removeAt(client, from)
+        await this.unsaved.claim(client, nextPath, text)
         return await placeAt(client, to, text, mtime)
       })
       this.#record(path, undefined)
@@ -323,6 +334,7 @@ export class PgSessionStorage implements SessionStorage {
     this.#tree.assertCanPut(path)
     const mtimeMs = this.#tick()
     const placed = await transaction(this.#pool, async (client) => {
+      await this.unsaved.claim(client, path, content)
       await removeAt(client, rel)
       return await placeAt(client, rel, content, new Date(mtimeMs))
     })

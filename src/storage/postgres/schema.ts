@@ -201,4 +201,16 @@ CREATE TRIGGER ss_files_changed BEFORE INSERT OR UPDATE OR DELETE ON ss_files
   FOR EACH ROW EXECUTE FUNCTION ss_file_changed();
 `,
   },
+  {
+    version: 5,
+    name: 'unsaved sessions and idempotency keys shared by several servers',
+    // A session without an assistant message yet (SPEC.md §8.3) has no file: it is a session
+    // row with no `path`, `unsaved` set, its future file's path in `unsaved_path`, and its
+    // entries; storing its file later replaces the row. An idempotency key outlives the rewrite
+    // of its session (a rewrite inserts a new session row), so it no longer cascades from one.
+    sql: `
+ALTER TABLE ss_sessions ADD COLUMN unsaved_path text;
+ALTER TABLE ss_idempotency_keys DROP CONSTRAINT ss_idempotency_keys_tenant_session_fkey;
+`,
+  },
 ]
