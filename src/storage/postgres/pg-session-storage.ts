@@ -155,7 +155,7 @@ export class PgSessionStorage implements SessionStorage {
       const read = await readEntriesAfter(this.#pool, rel, lines - 1)
       if (read === undefined || read.born !== held.born) return undefined
       this.#hold(path, read)
-      return read.lines.map((line) => line + '\n').join('')
+      return read.text
     }, false)
   }
 
