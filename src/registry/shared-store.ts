@@ -79,6 +79,7 @@ export interface StoreFollower {
 
 async function changed (core: RegistryCore, path: string): Promise<void> {
   await core.ready
+  if (await grewOpen(core, path)) return
   if (!core.storage.existsSync(path)) {
     const id = core.index.idForPath(path)
     if (id === undefined) return
@@ -117,6 +118,21 @@ async function changedUnsaved (core: RegistryCore, path: string): Promise<void> 
     if (slot.manager.getSessionFile() !== path || slot.manager.isFlushed()) continue
     if (!await isCurrent(core, slot) && core.open.retire(slot)) core.emit(slot.id, { type: 'append' })
   }
+}
+
+/**
+ * The wake-up of live streams: when `path` is the file of a session open here and another server
+ * only appended to it, the new entries are added (one read of what follows the entries held) and
+ * the session's streams woken, without reading its header again or asking for its version first.
+ * False when that is not the case (the caller looks at the change in full).
+ */
+async function grewOpen (core: RegistryCore, path: string): Promise<boolean> {
+  if (!core.storage.existsSync(path)) return false
+  const id = core.index.idForPath(path)
+  const slot = id === undefined ? undefined : core.open.peek(id)
+  if (id === undefined || slot === undefined || slot.manager.getSessionFile() !== path || !await appendTail(core, slot)) return false
+  core.emit(id, { type: 'append' })
+  return true
 }
 
 /**

@@ -36,6 +36,8 @@ export class CatalogFeed {
   readonly #listen: ListenConnection
   #timer: NodeJS.Timeout | undefined
   #closed = false
+  /** Paths being re-read now, each with the versions notified meanwhile (undefined: a comparison asked). */
+  readonly #refreshing = new Map<string, { wanted: Array<number | null | undefined>, done: Promise<void> }>()
   /** The schema this server's tables are in (notifications reach every schema's servers). */
   #schema = ''
 
@@ -90,18 +92,43 @@ export class CatalogFeed {
       this.#log.warn({ payload }, 'Ignored a malformed files notification')
       return
     }
-    if (schema !== this.#schema) return
-    const known = this.#options.known(rel)
-    // Already in the catalog: this server's own change, or one re-read since.
-    if (version === null ? known === undefined : known !== undefined && known >= version) return
-    void this.#refresh(rel)
+    if (schema !== this.#schema || this.#knows(rel, version)) return
+    void this.#refresh(rel, version)
   }
 
-  async #refresh (rel: string): Promise<void> {
-    try {
-      await this.#options.refresh(rel)
-    } catch (err) {
-      this.#log.info({ err, path: rel }, 'catalog re-read failed; the next comparison retries')
+  /** The catalog already has `version` at `rel` (null: nothing there): this server's own change, or one re-read since. */
+  #knows (rel: string, version: number | null): boolean {
+    const known = this.#options.known(rel)
+    return version === null ? known === undefined : known !== undefined && known >= version
+  }
+
+  /**
+   * Re-reads `rel`. A request while it is being re-read resolves after that read, and after one
+   * more only if the notified version (none: a comparison, always) is still not in the catalog
+   * then: a commit notifies each change of a row (an append: two), and its re-reads are one.
+   */
+  async #refresh (rel: string, version?: number | null): Promise<void> {
+    const running = this.#refreshing.get(rel)
+    if (running !== undefined) {
+      running.wanted.push(version)
+      await running.done
+      return
     }
+    const wanted: Array<number | null | undefined> = []
+    const done = (async () => {
+      try {
+        for (let read = true; read; read = wanted.splice(0).some((v) => v === undefined || !this.#knows(rel, v))) {
+          try {
+            await this.#options.refresh(rel)
+          } catch (err) {
+            this.#log.info({ err, path: rel }, 'catalog re-read failed; the next comparison retries')
+          }
+        }
+      } finally {
+        this.#refreshing.delete(rel)
+      }
+    })()
+    this.#refreshing.set(rel, { wanted, done })
+    await done
   }
 }

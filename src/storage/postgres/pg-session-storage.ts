@@ -26,7 +26,7 @@
  */
 import { relative, resolve, sep } from 'node:path'
 import type pg from 'pg'
-import { PathOutsideDataDir } from '../../errors.js'
+import { hasCode, PathOutsideDataDir } from '../../errors.js'
 import type { Logger } from '../../session/logger.js'
 import { fsError, PathTree, pathKey } from '../path-tree.js'
 import { isInside } from '../paths.js'
@@ -38,6 +38,7 @@ import { transaction } from './pool.js'
 import { PathQueues } from './path-queues.js'
 import { PgReplayStore } from './replays.js'
 import { PgSessionLog } from './session-log.js'
+import { sessionText, sessionTextChunks } from './session-text.js'
 import {
   appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
   type Stored, type StoredFile, type Versioned,
@@ -64,6 +65,11 @@ function entryCount (stored: Stored, text: string): number {
 
 function catalogFile (f: StoredFile): CatalogFile {
   return { stored: f.stored, size: f.size, mtimeMs: f.mtimeMs, version: f.version, born: f.born, entries: f.entries }
+}
+
+/** A session deleted under a read (SS_SESSION_NOT_FOUND) as a file reader sees it: ENOENT. */
+function missingAsEnoent (err: unknown, path: string): unknown {
+  return hasCode(err, 'SS_SESSION_NOT_FOUND') ? fsError('ENOENT', 'open', path) : err
 }
 
 /** Entry lines read per query when a prefix of a session is wanted. */
@@ -159,7 +165,7 @@ export class PgSessionStorage implements SessionStorage {
       const read = await readEntriesAfter(this.#pool, rel, lines - 1)
       if (read === undefined || read.born !== held.born) return undefined
       this.#hold(path, read)
-      return read.lines.map((line) => line + '\n').join('')
+      return read.text
     }, false)
   }
 
@@ -227,6 +233,24 @@ export class PgSessionStorage implements SessionStorage {
   async readText (path: string): Promise<string> {
     await this.#queues.settled(path)
     return await this.#text(path, this.#tree.file(path, 'open'))
+  }
+
+  /**
+   * The file in pieces (`readText` joined): a session's rows a page per query in one snapshot,
+   * handed on while the next page is read (session-text.ts).
+   */
+  async * readTextChunks (path: string): AsyncIterable<string> {
+    await this.#queues.settled(path)
+    const file = this.#tree.file(path, 'open')
+    if (file.stored.kind === 'file') {
+      yield (await this.#fileBytes(path, this.#rel(path))).toString('utf8')
+      return
+    }
+    try {
+      yield * sessionTextChunks(this.#pool, file.stored.tenant, file.stored.id)
+    } catch (err) {
+      throw missingAsEnoent(err, path)
+    }
   }
 
   async readTextPrefix (path: string, maxBytes: number): Promise<string> {
@@ -395,7 +419,11 @@ export class PgSessionStorage implements SessionStorage {
 
   async #text (path: string, file: CatalogFile): Promise<string> {
     if (file.stored.kind === 'file') return (await this.#fileBytes(path, this.#rel(path))).toString('utf8')
-    return await this.#log.exportJsonl(file.stored.tenant, file.stored.id)
+    try {
+      return await sessionText(this.#pool, file.stored.tenant, file.stored.id)
+    } catch (err) {
+      throw missingAsEnoent(err, path)
+    }
   }
 
   async #fileBytes (path: string, rel: string, maxBytes?: number): Promise<Buffer> {

@@ -13,6 +13,7 @@ import type pg from 'pg'
 import { InvalidArgument, PreconditionFailed, SessionExists, SessionNotFound } from '../../errors.js'
 import { commitBatch } from '../../metrics/instruments.js'
 import { query, transaction } from './pool.js'
+import { sessionText, TEXT_PAGE_ROWS } from './session-text.js'
 
 export const ENTRIES_CHANNEL = 'ss_entries'
 
@@ -194,25 +195,11 @@ export class PgSessionLog {
   }
 
   /**
-   * The session as its JSONL file: the header line, then every entry line in `seq` order, each
-   * ending in `"\n"`. Read in pages, in one repeatable-read snapshot.
+   * The session as its JSONL file, read in pages in one repeatable-read snapshot (session-text.ts).
    * @throws SessionNotFound
    */
-  async exportJsonl (tenant: string, session: string, pageSize = 10_000): Promise<string> {
-    return await transaction(this.#pool, async (client) => {
-      await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
-      const head = await client.query<{ header: string }>('SELECT header FROM ss_sessions WHERE tenant = $1 AND id = $2', [tenant, session])
-      if (head.rows[0] === undefined) throw new SessionNotFound(session)
-      const parts = [head.rows[0].header, '\n']
-      for (let after = 0; ;) {
-        const { rows } = await client.query<{ seq: string, line: string }>(
-          'SELECT seq, line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq LIMIT $4', [tenant, session, after, pageSize])
-        for (const r of rows) parts.push(r.line, '\n')
-        if (rows.length < pageSize) break
-        after = Number((rows[rows.length - 1] as { seq: string }).seq)
-      }
-      return parts.join('')
-    })
+  async exportJsonl (tenant: string, session: string, pageSize = TEXT_PAGE_ROWS): Promise<string> {
+    return await sessionText(this.#pool, tenant, session, pageSize)
   }
 
   /** Moves the leaf; returns the new revision. @throws SessionNotFound, PreconditionFailed */

@@ -6,7 +6,7 @@
  */
 import type pg from 'pg'
 import { DEFAULT_TENANT } from '../../auth/tokens.js'
-import { query, transaction } from './pool.js'
+import { query } from './pool.js'
 import { entryLines, sessionForm } from './session-form.js'
 
 /**
@@ -125,18 +125,17 @@ export async function sessionPath (pool: pg.Pool, tenant: string, id: string): P
   return rows[0]?.path ?? undefined
 }
 
-/** The session at `rel` as of one snapshot: its version, and its entry lines after `seq`. */
-export async function readEntriesAfter (pool: pg.Pool, rel: string, seq: number): Promise<(Versioned & { lines: string[] }) | undefined> {
-  return await transaction(pool, async (client) => {
-    await client.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY')
-    const head = await client.query<{ tenant: string, id: string, version: string, born: string }>(
-      'SELECT tenant, id, version, born FROM ss_sessions WHERE path = $1', [rel])
-    const row = head.rows[0]
-    if (row === undefined) return undefined
-    const { rows } = await client.query<{ line: string }>(
-      'SELECT line FROM ss_entries WHERE tenant = $1 AND session = $2 AND seq > $3 ORDER BY seq', [row.tenant, row.id, seq])
-    return { ...versioned(row), lines: rows.map((r) => r.line) }
-  })
+/**
+ * The session at `rel` as of one snapshot: its version, and its entry lines after `seq`, each
+ * ending in `"\n"` (`''` when it has none). One statement, so one round trip and one snapshot.
+ */
+export async function readEntriesAfter (pool: pg.Pool, rel: string, seq: number): Promise<(Versioned & { text: string }) | undefined> {
+  const { rows } = await query<{ version: string, born: string, text: string | null }>(pool, `
+    SELECT s.version, s.born, (SELECT string_agg(e.line || E'\n', '' ORDER BY e.seq) FROM ss_entries e
+      WHERE e.tenant = s.tenant AND e.session = s.id AND e.seq > $2) AS text
+    FROM ss_sessions s WHERE s.path = $1`, [rel, seq])
+  const row = rows[0]
+  return row === undefined ? undefined : { ...versioned(row), text: row.text ?? '' }
 }
 
 /** The paths of the stored sessions of id `id`, in any tenant. */

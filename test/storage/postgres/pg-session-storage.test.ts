@@ -1,9 +1,10 @@
-import type pg from 'pg'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import pg from 'pg'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { migrate } from '../../../src/storage/postgres/migrate.js'
 import { PgSessionStorage } from '../../../src/storage/postgres/pg-session-storage.js'
 import { createPool } from '../../../src/storage/postgres/pool.js'
+import { TEXT_PAGE_ROWS } from '../../../src/storage/postgres/session-text.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
 import { storageContract } from '../contract.js'
 
@@ -147,6 +148,38 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
     } finally {
       await pool.query('ALTER TABLE ss_files DROP CONSTRAINT ss_files_probe')
     }
+  })
+
+  it('reads a session in pieces, a page of entry rows per query in one snapshot, that join to the file', async () => {
+    const p = join(root, 'sessions', '--w--', 'big.jsonl')
+    const count = TEXT_PAGE_ROWS + 500
+    const text = `${header(`b${roots}`)}\n${Array.from({ length: count }, (_, i) => `${entry(`e${i}`, 'x'.repeat(100))}\n`).join('')}`
+    await s.writeText(p, text)
+    const pages = vi.spyOn(pg.Client.prototype, 'query')
+    const pieces: string[] = []
+    let entryReads: unknown[]
+    try {
+      for await (const piece of s.readTextChunks(p)) pieces.push(piece)
+      entryReads = pages.mock.calls.filter(([q]) => JSON.stringify(q).includes('FROM ss_entries'))
+    } finally {
+      pages.mockRestore()
+    }
+    expect(pieces.join('')).toBe(text)
+    expect(pieces.length).toBeGreaterThan(3)
+    expect(pieces.every((piece) => piece.length < 70_000)).toBe(true)
+    expect(entryReads).toHaveLength(Math.ceil(count / TEXT_PAGE_ROWS))
+  })
+
+  it('a reader that stops after the first piece gives its connection back, and a deleted session reads as ENOENT', async () => {
+    const p = join(root, 'sessions', '--w--', 'stop.jsonl')
+    await s.writeText(p, `${header(`st${roots}`)}\n${Array.from({ length: 3000 }, (_, i) => `${entry(`e${i}`, 'y'.repeat(100))}\n`).join('')}`)
+    const reader = s.readTextChunks(p)[Symbol.asyncIterator]()
+    expect(((await reader.next()).value as string).startsWith(header(`st${roots}`))).toBe(true)
+    await reader.return?.()
+    expect(pool.totalCount - pool.idleCount).toBe(0)
+    await rows('DELETE FROM ss_sessions WHERE id = $1', [`st${roots}`])
+    const pieces = async (): Promise<void> => { for await (const _ of s.readTextChunks(p)) void _ }
+    await expect(pieces()).rejects.toMatchObject({ code: 'ENOENT' })
   })
 
   it('refuses a path outside DATA_DIR', async () => {
