@@ -36,9 +36,11 @@ import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageSt
 import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
 import { PathQueues } from './path-queues.js'
+import { AppendGroups } from './append-groups.js'
+import { entryLines } from './session-form.js'
 import { PgSessionLog } from './session-log.js'
 import {
-  appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
+  appendToFile, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
   type Stored, type StoredFile, type Versioned,
 } from './stored-files.js'
 
@@ -71,6 +73,8 @@ export class PgSessionStorage implements SessionStorage {
   readonly #pool: pg.Pool
   readonly #dataDir: string
   readonly #log: PgSessionLog
+  /** Appends to sessions, committed in groups across sessions. */
+  readonly #groups: AppendGroups
   readonly #tree = new PathTree<CatalogFile>()
   /** Operations on one path in call order; a failed `writeTextSync` is thrown by the next one. */
   readonly #queues = new PathQueues()
@@ -84,6 +88,7 @@ export class PgSessionStorage implements SessionStorage {
     this.#pool = pool
     this.#dataDir = resolve(options.dataDir)
     this.#log = new PgSessionLog(pool)
+    this.#groups = new AppendGroups(pool)
   }
 
   /** The storage over the (migrated) database of `pool`, its catalog loaded (and followed, with `listenUrl`). */
@@ -339,10 +344,20 @@ export class PgSessionStorage implements SessionStorage {
     const file = this.#tree.get(path)
     if (file === undefined || file.size === 0) return await this.#replace(path, rel, text)
     const mtimeMs = this.#tick()
-    const expect = this.#held.get(pathKey(path))?.version
-    const appended = await transaction(this.#pool, async (client) => await appendAt(client, rel, file.stored, text, new Date(mtimeMs), expect))
-    if (appended === undefined) return await this.#replace(path, rel, await this.#text(path, file) + text)
-    const lines = file.stored.kind === 'session' ? text.split('\n').length - 1 : 0
+    const mtime = new Date(mtimeMs)
+    let appended: Versioned
+    let lines = 0
+    if (file.stored.kind === 'file') appended = await transaction(this.#pool, async (client) => await appendToFile(client, rel, text, mtime))
+    else {
+      const entries = entryLines(text)
+      const expect = this.#held.get(pathKey(path))?.version
+      const result = entries === undefined
+        ? 'duplicate'
+        : await this.#groups.append({ rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect })
+      if (result === 'duplicate' || entries === undefined) return await this.#replace(path, rel, await this.#text(path, file) + text)
+      appended = result
+      lines = entries.length
+    }
     this.#record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     this.#hold(path, appended)
   }

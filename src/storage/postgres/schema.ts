@@ -201,4 +201,57 @@ CREATE TRIGGER ss_files_changed BEFORE INSERT OR UPDATE OR DELETE ON ss_files
   FOR EACH ROW EXECUTE FUNCTION ss_file_changed();
 `,
   },
+  {
+    version: 6,
+    name: 'ss_append_files: appends to many session files in one statement',
+    // The group commit of a server: appends to any number of sessions, each numbered after its
+    // own entry_count, in one statement (so one transaction and one round trip). The session
+    // rows are locked first, all in (tenant, id) order, so that groups of several servers never
+    // deadlock. Then each append is judged on its own: 'missing' (no row), 'stale' (its
+    // expected version is not the row's), 'duplicate' (the session has one of its ids), else
+    // 'ok'; only the 'ok' ones are inserted and their rows updated (one new version each,
+    // migration 4), so a refused append never fails the others. An entry line names its append
+    // (1-based, in the order of the session arrays) and its place in it.
+    sql: `
+CREATE FUNCTION ss_append_files (p_tenants text[], p_ids text[], p_expect bigint[], p_mtimes timestamptz[],
+  p_counts integer[], p_line_item integer[], p_line_pos integer[], p_entry_ids text[], p_lines text[])
+RETURNS TABLE (item integer, status text, version bigint, born bigint)
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  r record;
+BEGIN
+  PERFORM 1 FROM ss_sessions s JOIN unnest(p_tenants, p_ids) AS u (t, i) ON s.tenant = u.t AND s.id = u.i
+    ORDER BY s.tenant, s.id FOR UPDATE OF s;
+  FOR r IN
+    WITH items AS (
+      SELECT u.o::integer AS o, u.t, u.i, u.x, u.m, u.n FROM unnest(p_tenants, p_ids, p_expect, p_mtimes, p_counts) WITH ORDINALITY AS u (t, i, x, m, n, o)
+    ), lines AS (
+      SELECT l.o, l.p, l.d, l.l FROM unnest(p_line_item, p_line_pos, p_entry_ids, p_lines) AS l (o, p, d, l)
+    ), taken AS (
+      SELECT DISTINCT l.o FROM lines l JOIN items it ON it.o = l.o JOIN ss_entries e ON e.tenant = it.t AND e.session = it.i AND e.id = l.d
+    ), judged AS (
+      SELECT it.o, it.t, it.i, it.m, it.n, s.entry_count AS c,
+        CASE WHEN s.id IS NULL THEN 'missing' WHEN it.x IS NOT NULL AND it.x <> s.version THEN 'stale'
+          WHEN it.o IN (SELECT o FROM taken) THEN 'duplicate' ELSE 'ok' END AS st
+      FROM items it LEFT JOIN ss_sessions s ON s.tenant = it.t AND s.id = it.i
+    ), inserted AS (
+      INSERT INTO ss_entries (tenant, session, seq, id, line)
+      SELECT j.t, j.i, j.c + l.p, l.d, l.l FROM judged j JOIN lines l ON l.o = j.o WHERE j.st = 'ok'
+    ), updated AS (
+      UPDATE ss_sessions s SET revision = s.revision + 1, entry_count = s.entry_count + j.n, unsaved = false, modified_at = j.m
+      FROM judged j WHERE j.st = 'ok' AND s.tenant = j.t AND s.id = j.i
+      RETURNING j.o, s.tenant, s.id, s.entry_count, s.version, s.born
+    )
+    SELECT j.o, j.st, u.tenant, u.id, u.entry_count, u.version, u.born FROM judged j LEFT JOIN updated u ON u.o = j.o ORDER BY j.o
+  LOOP
+    IF r.st = 'ok' THEN
+      PERFORM pg_notify('ss_entries', json_build_array(r.tenant, r.id, r.entry_count)::text);
+    END IF;
+    item := r.o; status := r.st; version := r.version; born := r.born;
+    RETURN NEXT;
+  END LOOP;
+END
+$fn$;
+`,
+  },
 ]

@@ -1,0 +1,98 @@
+/**
+ * Group commit across sessions on PostgreSQL: appends to several session files that wait at the
+ * same moment share one transaction, numbered per session, and one refused append fails alone.
+ */
+import type pg from 'pg'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { commitBatch } from '../../../src/metrics/instruments.js'
+import { migrate } from '../../../src/storage/postgres/migrate.js'
+import { PgSessionStorage } from '../../../src/storage/postgres/pg-session-storage.js'
+import { createPool } from '../../../src/storage/postgres/pool.js'
+import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
+
+const header = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' })
+const entry = (id: string): string => JSON.stringify({ type: 'message', id, parentId: null, message: { role: 'user', content: id } })
+
+/** Transactions and entries the storage committed so far (`ss_commit_batch_entries{storage="postgres"}`). */
+async function commits (): Promise<{ count: number, sum: number }> {
+  const { values } = await commitBatch.get()
+  const of = (name: string): number => values.find((v) => v.metricName === name && v.labels.storage === 'postgres')?.value ?? 0
+  return { count: of('ss_commit_batch_entries_count'), sum: of('ss_commit_batch_entries_sum') }
+}
+
+describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () => {
+  const DATA_DIR = '/pg-append-groups'
+  let db: TestDatabase
+  let pool: pg.Pool
+  let n = 0
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    pool = createPool(db.url, { max: 4 })
+    await migrate(pool)
+  })
+  afterAll(async () => {
+    await pool?.end()
+    await db?.drop()
+  })
+
+  /** `count` session files with a header and one entry each, stored by `s`. */
+  async function sessions (s: PgSessionStorage, count: number): Promise<Array<{ id: string, path: string }>> {
+    const made = []
+    for (let i = 0; i < count; i++) {
+      const id = `g${++n}`
+      const path = join(DATA_DIR, 'sessions', '--w--', `${id}.jsonl`)
+      await s.writeText(path, `${header(id)}\n${entry(`${id}-0`)}\n`)
+      made.push({ id, path })
+    }
+    return made
+  }
+
+  const seqs = async (id: string): Promise<Array<{ seq: string, id: string }>> =>
+    (await pool.query<{ seq: string, id: string }>('SELECT seq, id FROM ss_entries WHERE session = $1 ORDER BY seq', [id])).rows
+
+  it('commits the appends of several sessions waiting at once in one transaction, each numbered after its own entries', async () => {
+    const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const made = await sessions(s, 5)
+    const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
+    const before = await commits()
+    await Promise.all(writers.map(async (w, i) => {
+      const id = made[i]?.id as string
+      await w.writeLine(`${entry(`${id}-1`)}\n${entry(`${id}-2`)}\n`)
+      await w.fsync()
+    }))
+    const after = await commits()
+    expect(after.count - before.count).toBe(1)
+    expect(after.sum - before.sum).toBe(10)
+    for (const m of made) {
+      expect(await seqs(m.id)).toEqual([1, 2, 3].map((seq) => ({ seq: String(seq), id: `${m.id}-${seq - 1}` })))
+      expect(await s.readText(m.path)).toBe(`${header(m.id)}\n${entry(`${m.id}-0`)}\n${entry(`${m.id}-1`)}\n${entry(`${m.id}-2`)}\n`)
+    }
+    await Promise.all(writers.map(async (w) => { await w.close() }))
+  })
+
+  it('fails only the stale append of a group: the other sessions of its transaction commit', async () => {
+    const a = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const [stale, fresh] = await sessions(a, 2) as [{ id: string, path: string }, { id: string, path: string }]
+    const b = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    await a.track(stale.path)
+    await a.track(fresh.path)
+    await b.track(stale.path)
+    const wb = b.openWriter(stale.path, { flags: 'a' })
+    await wb.writeLine(`${entry(`${stale.id}-b`)}\n`)
+    await wb.close()
+
+    const before = await commits()
+    const ws = a.openWriter(stale.path, { flags: 'a' })
+    const wf = a.openWriter(fresh.path, { flags: 'a' })
+    const [refused, committed] = await Promise.allSettled([ws.writeLine(`${entry(`${stale.id}-a`)}\n`), wf.writeLine(`${entry(`${fresh.id}-a`)}\n`)])
+    expect(refused).toMatchObject({ status: 'rejected', reason: { code: 'ESTALE' } })
+    expect(committed.status).toBe('fulfilled')
+    const after = await commits()
+    expect(after.count - before.count).toBe(1)
+    expect(after.sum - before.sum).toBe(1)
+    expect((await seqs(stale.id)).map((r) => r.id)).toEqual([`${stale.id}-0`, `${stale.id}-b`])
+    expect((await seqs(fresh.id)).map((r) => r.id)).toEqual([`${fresh.id}-0`, `${fresh.id}-a`])
+    await Promise.all([ws.close().catch(() => {}), wf.close()])
+  })
+})
