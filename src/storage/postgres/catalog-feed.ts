@@ -22,8 +22,8 @@ export interface CatalogFeedOptions {
   known: (rel: string) => number | undefined
   /** Every path the catalog has a stored file at. */
   knownPaths: () => Iterable<string>
-  /** Re-reads the file at `rel` into the catalog. */
-  refresh: (rel: string) => Promise<void>
+  /** Re-reads the file at `rel` into the catalog; `version`: the one a notification announced. */
+  refresh: (rel: string, version?: number) => Promise<void>
   /** Milliseconds between full comparisons (default 5000). */
   resyncMs?: number
   reconnectMs?: number
@@ -94,12 +94,12 @@ export class CatalogFeed {
     const known = this.#options.known(rel)
     // Already in the catalog: this server's own change, or one re-read since.
     if (version === null ? known === undefined : known !== undefined && known >= version) return
-    void this.#refresh(rel)
+    void this.#refresh(rel, version ?? undefined)
   }
 
-  async #refresh (rel: string): Promise<void> {
+  async #refresh (rel: string, version?: number): Promise<void> {
     try {
-      await this.#options.refresh(rel)
+      await this.#options.refresh(rel, version)
     } catch (err) {
       this.#log.info({ err, path: rel }, 'catalog re-read failed; the next comparison retries')
     }

@@ -102,7 +102,7 @@ export class PgSessionStorage implements SessionStorage {
         logger: options.logger,
         known: (rel) => storage.#tree.get(resolve(storage.#dataDir, rel))?.version,
         knownPaths: () => storage.#knownPaths(),
-        refresh: async (rel) => { await storage.#refresh(rel) },
+        refresh: async (rel, version) => { await storage.#refresh(rel, version) },
       })
       await storage.#feed.start() // before the catalog is read: nothing committed after the read is missed
     }
@@ -365,13 +365,16 @@ export class PgSessionStorage implements SessionStorage {
   /**
    * Re-reads the file at `rel` (another server changed it) and tells the watchers. A session
    * that left `rel` for another path (a move) is first re-read there, so that watchers told it
-   * is gone from `rel` find it where it went.
+   * is gone from `rel` find it where it went. `notified`, the version a notification announced:
+   * nothing is read when the catalog has it by the time the operations queued on `rel` are done
+   * (this server's own commit, whose notification can come before its answer).
    */
-  async #refresh (rel: string): Promise<void> {
+  async #refresh (rel: string, notified?: number): Promise<void> {
     const path = resolve(this.#dataDir, rel)
     let left: Stored | undefined
     const changed = await this.#queues.exclusive([path], async () => {
       const known = this.#tree.get(path)
+      if (notified !== undefined && known !== undefined && known.version >= notified) return false
       const fresh = await loadStoredFile(this.#pool, rel, known === undefined ? undefined : { rel, ...known })
       if (fresh?.version === known?.version) return false
       if (fresh === undefined) left = known?.stored

@@ -2,7 +2,7 @@
  * Group commit across sessions on PostgreSQL: appends to several session files that wait at the
  * same moment share one transaction, numbered per session, and one refused append fails alone.
  */
-import type pg from 'pg'
+import pg from 'pg'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { commitBatch } from '../../../src/metrics/instruments.js'
@@ -94,5 +94,46 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
     expect((await seqs(stale.id)).map((r) => r.id)).toEqual([`${stale.id}-0`, `${stale.id}-b`])
     expect((await seqs(fresh.id)).map((r) => r.id)).toEqual([`${fresh.id}-0`, `${fresh.id}-a`])
     await Promise.all([ws.close().catch(() => {}), wf.close()])
+  })
+
+  it('does not read again a file whose own commit it hears of before the commit answers', async () => {
+    // The pool answers the group commit only once the database has announced its change, as
+    // happens under load: the server's own notification then waits behind its own append.
+    const heard = new pg.Client({ connectionString: db.url })
+    await heard.connect()
+    await heard.query('LISTEN ss_files')
+    const announced: string[] = []
+    heard.on('notification', (n) => { announced.push(n.payload ?? '') })
+    const rereads: string[] = []
+    const slowAnswers = new Proxy(pool, {
+      get (target, prop) {
+        if (prop !== 'query') return Reflect.get(target, prop, target) as unknown
+        return async (text: string, values?: unknown[]) => {
+          if (typeof text === 'string' && text.includes('octet_length')) rereads.push(text)
+          const result = await target.query(text, values)
+          if (typeof text === 'string' && text.includes('ss_append_files')) {
+            const until = Date.now() + 5000
+            while (announced.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+            await new Promise((resolve) => setTimeout(resolve, 200))
+          }
+          return result
+        }
+      },
+    })
+    const s = await PgSessionStorage.open(slowAnswers, { dataDir: DATA_DIR, listenUrl: db.url })
+    try {
+      const [m] = await sessions(s, 1) as [{ id: string, path: string }]
+      announced.length = 0
+      rereads.length = 0
+      const w = s.openWriter(m.path, { flags: 'a' })
+      await w.writeLine(`${entry(`${m.id}-1`)}\n`)
+      await w.close()
+      await s.readText(m.path) // after any re-read queued on the path
+      expect(announced.length).toBeGreaterThan(0)
+      expect(rereads).toEqual([])
+    } finally {
+      await s.close()
+      await heard.end()
+    }
   })
 })
