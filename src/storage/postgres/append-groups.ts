@@ -4,7 +4,8 @@
  * schema.ts, migration 6), so one transaction, one round trip and one WAL flush serve them all.
  * A few groups run at once; appends that arrive while they run wait for the next one. Each
  * append still resolves only once its group committed, and one refused append (stale, a
- * duplicate id, a missing session) fails alone, never the others of its group.
+ * duplicate id, a missing session, one the database cannot take) fails alone, never the others
+ * of its group.
  *
  * Appends to one session never overlap (the storage runs operations on one path in call order),
  * and a group takes at most one append per session, so rows are locked once per group, in the
@@ -12,7 +13,7 @@
  */
 import type pg from 'pg'
 import { commitBatch } from '../../metrics/instruments.js'
-import { query } from './pool.js'
+import { isUnavailable, query } from './pool.js'
 import type { EntryLine } from './session-form.js'
 import { StaleFile, textArray, type Versioned } from './stored-files.js'
 
@@ -107,24 +108,38 @@ export class AppendGroups {
   async #run (group: Pending[]): Promise<void> {
     this.#running++
     try {
-      const rows = await this.#commit(group)
-      let entries = 0
-      for (const row of rows) {
-        const p = group[row.item - 1] as Pending
-        if (row.status === 'ok') {
-          entries += p.append.entries.length
-          p.resolve({ version: Number(row.version), born: Number(row.born) })
-        } else if (row.status === 'duplicate') p.resolve('duplicate')
-        else if (row.status === 'stale') p.reject(new StaleFile(p.append.rel))
-        else p.reject(new Error(`stored session ${p.append.rel} is missing`))
-      }
-      if (entries > 0) commitBatch.observe({ storage: 'postgres' }, entries)
-    } catch (err) {
-      for (const p of group) p.reject(err)
+      await this.#settle(group)
     } finally {
       this.#running--
       this.#schedule()
     }
+  }
+
+  /**
+   * Commits `group` and settles each of its appends. A statement the database refused for
+   * another reason than an outage (so nothing of it was committed) is tried again one append
+   * at a time, so that an append the database cannot take fails alone.
+   */
+  async #settle (group: Pending[]): Promise<void> {
+    let rows: Row[]
+    try {
+      rows = await this.#commit(group)
+    } catch (err) {
+      if (group.length > 1 && !isUnavailable(err)) for (const p of group) await this.#settle([p])
+      else for (const p of group) p.reject(err)
+      return
+    }
+    let entries = 0
+    for (const row of rows) {
+      const p = group[row.item - 1] as Pending
+      if (row.status === 'ok') {
+        entries += p.append.entries.length
+        p.resolve({ version: Number(row.version), born: Number(row.born) })
+      } else if (row.status === 'duplicate') p.resolve('duplicate')
+      else if (row.status === 'stale') p.reject(new StaleFile(p.append.rel))
+      else p.reject(new Error(`stored session ${p.append.rel} is missing`))
+    }
+    if (entries > 0) commitBatch.observe({ storage: 'postgres' }, entries)
   }
 
   async #commit (group: Pending[]): Promise<Row[]> {

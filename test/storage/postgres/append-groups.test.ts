@@ -96,6 +96,28 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
     await Promise.all([ws.close().catch(() => {}), wf.close()])
   })
 
+  it('an append the database refuses fails alone: the others of its group commit', async () => {
+    await pool.query(`CREATE FUNCTION refuse_poison () RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.id LIKE '%-poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+    await pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON ss_entries FOR EACH ROW EXECUTE FUNCTION refuse_poison()')
+    try {
+      const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+      const made = await sessions(s, 3)
+      const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
+      const outcomes = await Promise.allSettled(writers.map(async (w, i) => {
+        await w.writeLine(`${entry(`${made[i]?.id as string}-${i === 1 ? 'poison' : 'ok'}`)}\n`)
+      }))
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+      for (const [i, m] of made.entries()) {
+        expect((await seqs(m.id)).map((r) => r.id)).toEqual(i === 1 ? [`${m.id}-0`] : [`${m.id}-0`, `${m.id}-ok`])
+      }
+      await Promise.all(writers.map(async (w) => { await w.close().catch(() => {}) }))
+    } finally {
+      await pool.query('DROP TRIGGER refuse_poison ON ss_entries')
+      await pool.query('DROP FUNCTION refuse_poison')
+    }
+  })
+
   it('does not read again a file whose own commit it hears of before the commit answers', async () => {
     // The pool answers the group commit only once the database has announced its change, as
     // happens under load: the server's own notification then waits behind its own append.
