@@ -41,7 +41,7 @@ interface Run { summary: CannonSummary, cores: number, load1: number }
 
 export interface PgServerResults {
   runs: Record<`${Backend}-${Shape}`, Run[]>
-  /** Entries per commit on the PostgreSQL server over all loads (its `ss_commit_batch_entries`). */
+  /** Entries per transaction on the PostgreSQL server over all loads (its `ss_commit_batch_entries{storage="postgres"}`). */
   pgEntriesPerCommit: number
   open: { disk: OpenRun[], pg: OpenRun[], bytes: number }
   /** When the measurement started (UTC), and the load average (1/5/15 min) at its start and end. */
@@ -73,14 +73,14 @@ function checkClean (name: string, s: CannonSummary): void {
 }
 
 /**
- * Sum and count of the server's commit batch histogram over all its series: the session
- * writer's groups (one transaction each on PostgreSQL) and the storage's own commits.
+ * Sum and count of the server's commit batch histogram for its database transactions
+ * (`storage="postgres"`: one observation per transaction, however many sessions it wrote).
  */
 async function commitBatches (server: ServerHandle): Promise<{ sum: number, count: number }> {
   const text = await (await fetch(`${server.baseUrl}/metrics`)).text()
   const value = (name: string): number => {
     let total = 0
-    for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) total += Number(m[1])
+    for (const m of text.matchAll(new RegExp(`^${name}\\{storage="postgres"\\} (\\S+)$`, 'gm'))) total += Number(m[1])
     return total
   }
   return { sum: value('ss_commit_batch_entries_sum'), count: value('ss_commit_batch_entries_count') }
@@ -216,7 +216,7 @@ export function pgServerSection (r: PgServerResults, options: PgServerOptions): 
     '',
     table(['ratio', 'median', 'per round', 'target', 'verdict'], [ratioRow('one'), ratioRow('many')]),
     '',
-    `The PostgreSQL server committed ${fmt(r.pgEntriesPerCommit, 1)} entries per transaction on average over these loads (its \`ss_commit_batch_entries\`).`,
+    `The PostgreSQL server committed ${fmt(r.pgEntriesPerCommit, 1)} entries per transaction on average over these loads (its \`ss_commit_batch_entries{storage="postgres"}\`; a transaction commits the appends of every session waiting at that moment).`,
     '',
     `Opening a ${int(OPEN_ENTRIES)}-entry session (a linear chain, \`bench/lib/generate.ts\`, ${fmt(r.open.bytes / 2 ** 20)} MiB as a file) the server has not`,
     'loaded: each run starts a fresh server, then times the first `GET /context` (request to last byte: reading every line from',

@@ -22,8 +22,8 @@ export interface CatalogFeedOptions {
   known: (rel: string) => number | undefined
   /** Every path the catalog has a stored file at. */
   knownPaths: () => Iterable<string>
-  /** Re-reads the file at `rel` into the catalog. */
-  refresh: (rel: string) => Promise<void>
+  /** Re-reads the file at `rel` into the catalog; `version`: the one a notification announced. */
+  refresh: (rel: string, version?: number) => Promise<void>
   /** Milliseconds between full comparisons (default 5000). */
   resyncMs?: number
   reconnectMs?: number
@@ -117,9 +117,12 @@ export class CatalogFeed {
     const wanted: Array<number | null | undefined> = []
     const done = (async () => {
       try {
+        // The first read may be skipped by the store when it already has the notified version.
+        let notified = version ?? undefined
         for (let read = true; read; read = wanted.splice(0).some((v) => v === undefined || !this.#knows(rel, v))) {
           try {
-            await this.#options.refresh(rel)
+            await this.#options.refresh(rel, notified)
+            notified = undefined
           } catch (err) {
             this.#log.info({ err, path: rel }, 'catalog re-read failed; the next comparison retries')
           }

@@ -36,11 +36,13 @@ import type { OpenWriterOptions, SessionStorage, SessionStorageWriter, StorageSt
 import { CatalogFeed } from './catalog-feed.js'
 import { transaction } from './pool.js'
 import { PathQueues } from './path-queues.js'
+import { AppendGroups } from './append-groups.js'
 import { PgReplayStore } from './replays.js'
+import { entryLines } from './session-form.js'
 import { PgSessionLog } from './session-log.js'
 import { sessionText, sessionTextChunks } from './session-text.js'
 import {
-  appendAt, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
+  appendToFile, assertVersionAt, fileBytes, keepsForm, loadStoredFile, loadStoredFiles, moveAt, placeAt, readEntriesAfter, removeAt, sessionPath, sessionPaths, storedVersion,
   type Stored, type StoredFile, type Versioned,
 } from './stored-files.js'
 import { PgUnsavedSessions } from './unsaved-sessions.js'
@@ -79,6 +81,8 @@ export class PgSessionStorage implements SessionStorage {
   readonly #pool: pg.Pool
   readonly #dataDir: string
   readonly #log: PgSessionLog
+  /** Appends to sessions, committed in groups across sessions. */
+  readonly #groups: AppendGroups
   readonly #tree = new PathTree<CatalogFile>()
   /** Operations on one path in call order; a failed `writeTextSync` is thrown by the next one. */
   readonly #queues = new PathQueues()
@@ -98,6 +102,7 @@ export class PgSessionStorage implements SessionStorage {
     const rel = (path: string): string => this.#rel(path)
     this.unsaved = new PgUnsavedSessions(pool, this.#queues, { rel, abs: (r) => resolve(this.#dataDir, r) })
     this.replays = new PgReplayStore(pool, rel)
+    this.#groups = new AppendGroups(pool)
   }
 
   /** The storage over the (migrated) database of `pool`, its catalog loaded (and followed, with `listenUrl`). */
@@ -111,7 +116,7 @@ export class PgSessionStorage implements SessionStorage {
         logger: options.logger,
         known: (rel) => storage.#tree.get(resolve(storage.#dataDir, rel))?.version,
         knownPaths: () => storage.#knownPaths(),
-        refresh: async (rel) => { await storage.#refresh(rel) },
+        refresh: async (rel, version) => { await storage.#refresh(rel, version) },
       })
       await storage.#feed.start() // before the catalog is read: nothing committed after the read is missed
       await storage.unsaved.listen(options.listenUrl, options.logger)
@@ -375,10 +380,20 @@ export class PgSessionStorage implements SessionStorage {
     const file = this.#tree.get(path)
     if (file === undefined || file.size === 0) return await this.#replace(path, rel, text)
     const mtimeMs = this.#tick()
-    const expect = this.#held.get(pathKey(path))?.version
-    const appended = await transaction(this.#pool, async (client) => await appendAt(client, rel, file.stored, text, new Date(mtimeMs), expect))
-    if (appended === undefined) return await this.#replace(path, rel, await this.#text(path, file) + text)
-    const lines = file.stored.kind === 'session' ? text.split('\n').length - 1 : 0
+    const mtime = new Date(mtimeMs)
+    let appended: Versioned
+    let lines = 0
+    if (file.stored.kind === 'file') appended = await transaction(this.#pool, async (client) => await appendToFile(client, rel, text, mtime))
+    else {
+      const entries = entryLines(text)
+      const expect = this.#held.get(pathKey(path))?.version
+      const result = entries === undefined
+        ? 'duplicate'
+        : await this.#groups.append({ rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect })
+      if (result === 'duplicate' || entries === undefined) return await this.#replace(path, rel, await this.#text(path, file) + text)
+      appended = result
+      lines = entries.length
+    }
     this.#record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     this.#hold(path, appended)
   }
@@ -386,13 +401,16 @@ export class PgSessionStorage implements SessionStorage {
   /**
    * Re-reads the file at `rel` (another server changed it) and tells the watchers. A session
    * that left `rel` for another path (a move) is first re-read there, so that watchers told it
-   * is gone from `rel` find it where it went.
+   * is gone from `rel` find it where it went. `notified`, the version a notification announced:
+   * nothing is read when the catalog has it by the time the operations queued on `rel` are done
+   * (this server's own commit, whose notification can come before its answer).
    */
-  async #refresh (rel: string): Promise<void> {
+  async #refresh (rel: string, notified?: number): Promise<void> {
     const path = resolve(this.#dataDir, rel)
     let left: Stored | undefined
     const changed = await this.#queues.exclusive([path], async () => {
       const known = this.#tree.get(path)
+      if (notified !== undefined && known !== undefined && known.version >= notified) return false
       const fresh = await loadStoredFile(this.#pool, rel, known === undefined ? undefined : { rel, ...known })
       if (fresh?.version === known?.version) return false
       if (fresh === undefined) left = known?.stored

@@ -7,14 +7,14 @@
 import type pg from 'pg'
 import { DEFAULT_TENANT } from '../../auth/tokens.js'
 import { query } from './pool.js'
-import { entryLines, sessionForm } from './session-form.js'
+import { sessionForm } from './session-form.js'
 
 /**
  * `items` as the SQL `text[]` parameter `$n`: joined by `"\n"` into one text and split in the
  * database, which costs far less than the driver's array encoding for thousands of JSON lines;
  * as an array when an item is empty or holds `"\n"` (an odd entry id), which joining would lose.
  */
-function textArray (n: number, items: string[]): { sql: string, value: string | string[] } {
+export function textArray (n: number, items: string[]): { sql: string, value: string | string[] } {
   return items.some((i) => i === '' || i.includes('\n'))
     ? { sql: `$${n}::text[]`, value: items }
     : { sql: `string_to_array($${n}::text, E'\\n')`, value: items.join('\n') }
@@ -187,39 +187,14 @@ export async function placeAt (client: pg.PoolClient, rel: string, text: string,
 }
 
 /**
- * Appends `text` to the stored file at `rel`. A session takes it as new entries through
- * `ss_append` (schema.ts, migration 2), which numbers them after the session's last; returns
- * undefined, changing nothing, when `text` is not entry lines whose ids the session lacks (the
- * caller then stores the whole text again as a plain file). With `expect`, the session must
- * still be at that version (its row is locked first, so the check holds until the commit).
- * Returns the row's version after the append.
- * @throws StaleFile when the session moved past `expect`
+ * Appends `text` to the plain file at `rel`; returns the row's version after it. (Appends to a
+ * session are committed in groups, append-groups.ts.)
  */
-export async function appendAt (client: pg.PoolClient, rel: string, stored: Stored, text: string, mtime: Date, expect?: number): Promise<Versioned | undefined> {
-  if (stored.kind === 'file') {
-    const res = await client.query<{ version: string, born: string }>(
-      'UPDATE ss_files SET content = content || $2, modified_at = $3 WHERE path = $1 RETURNING version, born', [rel, Buffer.from(text, 'utf8'), mtime])
-    if (res.rows[0] === undefined) throw new Error(`stored file ${rel} is missing`)
-    return versioned(res.rows[0])
-  }
-  const entries = entryLines(text)
-  if (entries === undefined) return undefined
-  if (expect !== undefined) {
-    const { rows } = await client.query<{ version: string }>(
-      'SELECT version FROM ss_sessions WHERE tenant = $1 AND id = $2 FOR UPDATE', [stored.tenant, stored.id])
-    if (rows[0] !== undefined && Number(rows[0].version) !== expect) throw new StaleFile(rel)
-  }
-  const ids = textArray(4, entries.map((e) => e.id))
-  const lines = textArray(5, entries.map((e) => e.line))
-  const { rows } = await client.query<{ status: string }>(
-    `SELECT status FROM ss_append($1, $2, ARRAY[$3::integer], ARRAY[NULL::bigint], ARRAY[false], ARRAY[NULL::text], ARRAY[true], ${ids.sql}, ${lines.sql})`,
-    [stored.tenant, stored.id, entries.length, ids.value, lines.value])
-  const status = rows[0]?.status
-  if (status === 'duplicate') return undefined
-  if (status !== 'ok') throw new Error(`stored session ${rel} is missing`)
-  const updated = await client.query<{ version: string, born: string }>(
-    'UPDATE ss_sessions SET modified_at = $3 WHERE tenant = $1 AND id = $2 RETURNING version, born', [stored.tenant, stored.id, mtime])
-  return versioned(updated.rows[0] as { version: string, born: string })
+export async function appendToFile (client: pg.PoolClient, rel: string, text: string, mtime: Date): Promise<Versioned> {
+  const res = await client.query<{ version: string, born: string }>(
+    'UPDATE ss_files SET content = content || $2, modified_at = $3 WHERE path = $1 RETURNING version, born', [rel, Buffer.from(text, 'utf8'), mtime])
+  if (res.rows[0] === undefined) throw new Error(`stored file ${rel} is missing`)
+  return versioned(res.rows[0])
 }
 
 /**

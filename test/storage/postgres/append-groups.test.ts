@@ -1,0 +1,161 @@
+/**
+ * Group commit across sessions on PostgreSQL: appends to several session files that wait at the
+ * same moment share one transaction, numbered per session, and one refused append fails alone.
+ */
+import pg from 'pg'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { commitBatch } from '../../../src/metrics/instruments.js'
+import { migrate } from '../../../src/storage/postgres/migrate.js'
+import { PgSessionStorage } from '../../../src/storage/postgres/pg-session-storage.js'
+import { createPool } from '../../../src/storage/postgres/pool.js'
+import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
+
+const header = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' })
+const entry = (id: string): string => JSON.stringify({ type: 'message', id, parentId: null, message: { role: 'user', content: id } })
+
+/** Transactions and entries the storage committed so far (`ss_commit_batch_entries{storage="postgres"}`). */
+async function commits (): Promise<{ count: number, sum: number }> {
+  const { values } = await commitBatch.get()
+  const of = (name: string): number => values.find((v) => v.metricName === name && v.labels.storage === 'postgres')?.value ?? 0
+  return { count: of('ss_commit_batch_entries_count'), sum: of('ss_commit_batch_entries_sum') }
+}
+
+describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () => {
+  const DATA_DIR = '/pg-append-groups'
+  let db: TestDatabase
+  let pool: pg.Pool
+  let n = 0
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    pool = createPool(db.url, { max: 4 })
+    await migrate(pool)
+  })
+  afterAll(async () => {
+    await pool?.end()
+    await db?.drop()
+  })
+
+  /** `count` session files with a header and one entry each, stored by `s`. */
+  async function sessions (s: PgSessionStorage, count: number): Promise<Array<{ id: string, path: string }>> {
+    const made = []
+    for (let i = 0; i < count; i++) {
+      const id = `g${++n}`
+      const path = join(DATA_DIR, 'sessions', '--w--', `${id}.jsonl`)
+      await s.writeText(path, `${header(id)}\n${entry(`${id}-0`)}\n`)
+      made.push({ id, path })
+    }
+    return made
+  }
+
+  const seqs = async (id: string): Promise<Array<{ seq: string, id: string }>> =>
+    (await pool.query<{ seq: string, id: string }>('SELECT seq, id FROM ss_entries WHERE session = $1 ORDER BY seq', [id])).rows
+
+  it('commits the appends of several sessions waiting at once in one transaction, each numbered after its own entries', async () => {
+    const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const made = await sessions(s, 5)
+    const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
+    const before = await commits()
+    await Promise.all(writers.map(async (w, i) => {
+      const id = made[i]?.id as string
+      await w.writeLine(`${entry(`${id}-1`)}\n${entry(`${id}-2`)}\n`)
+      await w.fsync()
+    }))
+    const after = await commits()
+    expect(after.count - before.count).toBe(1)
+    expect(after.sum - before.sum).toBe(10)
+    for (const m of made) {
+      expect(await seqs(m.id)).toEqual([1, 2, 3].map((seq) => ({ seq: String(seq), id: `${m.id}-${seq - 1}` })))
+      expect(await s.readText(m.path)).toBe(`${header(m.id)}\n${entry(`${m.id}-0`)}\n${entry(`${m.id}-1`)}\n${entry(`${m.id}-2`)}\n`)
+    }
+    await Promise.all(writers.map(async (w) => { await w.close() }))
+  })
+
+  it('fails only the stale append of a group: the other sessions of its transaction commit', async () => {
+    const a = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const [stale, fresh] = await sessions(a, 2) as [{ id: string, path: string }, { id: string, path: string }]
+    const b = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    await a.track(stale.path)
+    await a.track(fresh.path)
+    await b.track(stale.path)
+    const wb = b.openWriter(stale.path, { flags: 'a' })
+    await wb.writeLine(`${entry(`${stale.id}-b`)}\n`)
+    await wb.close()
+
+    const before = await commits()
+    const ws = a.openWriter(stale.path, { flags: 'a' })
+    const wf = a.openWriter(fresh.path, { flags: 'a' })
+    const [refused, committed] = await Promise.allSettled([ws.writeLine(`${entry(`${stale.id}-a`)}\n`), wf.writeLine(`${entry(`${fresh.id}-a`)}\n`)])
+    expect(refused).toMatchObject({ status: 'rejected', reason: { code: 'ESTALE' } })
+    expect(committed.status).toBe('fulfilled')
+    const after = await commits()
+    expect(after.count - before.count).toBe(1)
+    expect(after.sum - before.sum).toBe(1)
+    expect((await seqs(stale.id)).map((r) => r.id)).toEqual([`${stale.id}-0`, `${stale.id}-b`])
+    expect((await seqs(fresh.id)).map((r) => r.id)).toEqual([`${fresh.id}-0`, `${fresh.id}-a`])
+    await Promise.all([ws.close().catch(() => {}), wf.close()])
+  })
+
+  it('an append the database refuses fails alone: the others of its group commit', async () => {
+    await pool.query(`CREATE FUNCTION refuse_poison () RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.id LIKE '%-poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
+    await pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON ss_entries FOR EACH ROW EXECUTE FUNCTION refuse_poison()')
+    try {
+      const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+      const made = await sessions(s, 3)
+      const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
+      const outcomes = await Promise.allSettled(writers.map(async (w, i) => {
+        await w.writeLine(`${entry(`${made[i]?.id as string}-${i === 1 ? 'poison' : 'ok'}`)}\n`)
+      }))
+      expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+      for (const [i, m] of made.entries()) {
+        expect((await seqs(m.id)).map((r) => r.id)).toEqual(i === 1 ? [`${m.id}-0`] : [`${m.id}-0`, `${m.id}-ok`])
+      }
+      await Promise.all(writers.map(async (w) => { await w.close().catch(() => {}) }))
+    } finally {
+      await pool.query('DROP TRIGGER refuse_poison ON ss_entries')
+      await pool.query('DROP FUNCTION refuse_poison')
+    }
+  })
+
+  it('does not read again a file whose own commit it hears of before the commit answers', async () => {
+    // The pool answers the group commit only once the database has announced its change, as
+    // happens under load: the server's own notification then waits behind its own append.
+    const heard = new pg.Client({ connectionString: db.url })
+    await heard.connect()
+    await heard.query('LISTEN ss_files')
+    const announced: string[] = []
+    heard.on('notification', (n) => { announced.push(n.payload ?? '') })
+    const rereads: string[] = []
+    const slowAnswers = new Proxy(pool, {
+      get (target, prop) {
+        if (prop !== 'query') return Reflect.get(target, prop, target) as unknown
+        return async (text: string, values?: unknown[]) => {
+          if (typeof text === 'string' && text.includes('octet_length')) rereads.push(text)
+          const result = await target.query(text, values)
+          if (typeof text === 'string' && text.includes('ss_append_files')) {
+            const until = Date.now() + 5000
+            while (announced.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 10))
+            await new Promise((resolve) => setTimeout(resolve, 200))
+          }
+          return result
+        }
+      },
+    })
+    const s = await PgSessionStorage.open(slowAnswers, { dataDir: DATA_DIR, listenUrl: db.url })
+    try {
+      const [m] = await sessions(s, 1) as [{ id: string, path: string }]
+      announced.length = 0
+      rereads.length = 0
+      const w = s.openWriter(m.path, { flags: 'a' })
+      await w.writeLine(`${entry(`${m.id}-1`)}\n`)
+      await w.close()
+      await s.readText(m.path) // after any re-read queued on the path
+      expect(announced.length).toBeGreaterThan(0)
+      expect(rereads).toEqual([])
+    } finally {
+      await s.close()
+      await heard.end()
+    }
+  })
+})
