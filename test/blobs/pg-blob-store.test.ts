@@ -1,39 +1,28 @@
 import { randomBytes } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { sha256Hex } from '../../src/blobs/hash.js'
-import { migrate } from '../../src/storage/postgres/migrate.js'
 import { PgBlobStore } from '../../src/storage/postgres/pg-blob-store.js'
 import { createPool } from '../../src/storage/postgres/pool.js'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
+import { pgAvailable, useMigratedDatabase } from '../helpers/pg.js'
 import { ABC_HASH, blobContract } from './contract.js'
 
 describe.runIf(pgAvailable)('PgBlobStore', () => {
-  let db: TestDatabase
-  let pool: ReturnType<typeof createPool>
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    pool = createPool(db.url, { max: 12 })
-    await migrate(pool)
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await db?.drop()
-  })
+  const database = useMigratedDatabase(12)
 
   /** A tenant no other test uses, so each test starts with an empty store. */
   const freshTenant = (): string => `t${randomBytes(5).toString('hex')}`
 
   const countOf = async (tenant: string): Promise<number> =>
-    Number((await pool.query('SELECT count(*) AS n FROM ss_blobs WHERE tenant = $1', [tenant])).rows[0].n)
+    Number((await database.pool.query('SELECT count(*) AS n FROM ss_blobs WHERE tenant = $1', [tenant])).rows[0].n)
 
   blobContract('PgBlobStore', async () => {
     const tenant = freshTenant()
-    return { store: new PgBlobStore(pool, tenant, { chunkBytes: 64 * 1024, listPage: 2 }), count: async () => await countOf(tenant), cleanup: async () => {} }
+    return { store: new PgBlobStore(database.pool, tenant, { chunkBytes: 64 * 1024, listPage: 2 }), count: async () => await countOf(tenant), cleanup: async () => {} }
   })
 
   it('keeps tenants apart: a blob of one tenant is absent for another', async () => {
-    const a = new PgBlobStore(pool, freshTenant())
-    const b = new PgBlobStore(pool, freshTenant())
+    const a = new PgBlobStore(database.pool, freshTenant())
+    const b = new PgBlobStore(database.pool, freshTenant())
     await a.put(Buffer.from('abc'))
     expect(await b.has(ABC_HASH)).toBe(false)
     expect(await b.get(ABC_HASH)).toBeNull()
@@ -44,16 +33,16 @@ describe.runIf(pgAvailable)('PgBlobStore', () => {
   it('records the sniffed media type and the size of each blob', async () => {
     const tenant = freshTenant()
     const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(100)])
-    await new PgBlobStore(pool, tenant).put(png)
-    const { rows } = await pool.query('SELECT media_type, size FROM ss_blobs WHERE tenant = $1', [tenant])
+    await new PgBlobStore(database.pool, tenant).put(png)
+    const { rows } = await database.pool.query('SELECT media_type, size FROM ss_blobs WHERE tenant = $1', [tenant])
     expect(rows).toEqual([{ media_type: 'image/png', size: '108' }])
   })
 
   it('streams a blob one slice per statement, never selecting the whole value', async () => {
-    const store = new PgBlobStore(pool, freshTenant(), { chunkBytes: 100_000 })
+    const store = new PgBlobStore(database.pool, freshTenant(), { chunkBytes: 100_000 })
     const bytes = randomBytes(450_000)
     const { hash } = await store.put(bytes)
-    const queries = vi.spyOn(pool, 'query')
+    const queries = vi.spyOn(database.pool, 'query')
     const reader = await store.open(hash)
     const chunks: Buffer[] = []
     for await (const chunk of reader?.stream() ?? []) chunks.push(chunk as Buffer)
@@ -66,20 +55,20 @@ describe.runIf(pgAvailable)('PgBlobStore', () => {
   })
 
   it('a large put of bytes already stored asks first and sends nothing again', async () => {
-    const store = new PgBlobStore(pool, freshTenant())
+    const store = new PgBlobStore(database.pool, freshTenant())
     const bytes = randomBytes(200_000)
     expect((await store.put(bytes)).created).toBe(true)
-    const queries = vi.spyOn(pool, 'query')
+    const queries = vi.spyOn(database.pool, 'query')
     expect((await store.put(bytes)).created).toBe(false)
     const texts = queries.mock.calls.map((call) => String(call[0]))
     queries.mockRestore()
     expect(texts).toEqual([expect.stringMatching(/^SELECT 1 FROM ss_blobs/)])
   })
 
-  it('a put is committed on return: another pool sees it at once', async () => {
+  it('a put is committed on return: another database.pool sees it at once', async () => {
     const tenant = freshTenant()
-    const { hash } = await new PgBlobStore(pool, tenant).put(Buffer.from('durable'))
-    const other = createPool(db.url, { max: 1 })
+    const { hash } = await new PgBlobStore(database.pool, tenant).put(Buffer.from('durable'))
+    const other = createPool(database.db.url, { max: 1 })
     try {
       expect((await new PgBlobStore(other, tenant).get(hash))?.toString()).toBe('durable')
     } finally {

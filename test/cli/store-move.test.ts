@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import { sha256Hex } from '../../src/blobs/hash.js'
 import type { BlobStore } from '../../src/blobs/types.js'
@@ -15,10 +15,8 @@ import { Reporter } from '../../src/cli/progress.js'
 import { moveStore, type MoveResult } from '../../src/cli/store-move.js'
 import { layoutStore, type Store } from '../../src/cli/stores.js'
 import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
-import { migrate } from '../../src/storage/postgres/migrate.js'
 import { PgBlobStore } from '../../src/storage/postgres/pg-blob-store.js'
-import { createPool } from '../../src/storage/postgres/pool.js'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
+import { pgAvailable, useMigratedDatabase } from '../helpers/pg.js'
 import { FIXTURES, memoryIo } from './helpers.js'
 
 const SESSION = 'pi-v1-large-session.jsonl'
@@ -182,23 +180,13 @@ describe('moveStore', () => {
 })
 
 describe.runIf(pgAvailable)('moveStore with blobs in PostgreSQL', () => {
-  let db: TestDatabase
-  let pool: ReturnType<typeof createPool>
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    pool = createPool(db.url, { max: 4 })
-    await migrate(pool)
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await db?.drop()
-  })
+  const database = useMigratedDatabase(4)
 
   it('moves a DATA_DIR\'s blobs into the database per tenant and back, verified', async () => {
     await seed()
-    const inDb = memoryStore((t) => new PgBlobStore(pool, t, { chunkBytes: 16 * 1024 }))
+    const inDb = memoryStore((t) => new PgBlobStore(database.pool, t, { chunkBytes: 16 * 1024 }))
     expect((await move(diskStore(dataDir), inDb)).problems).toEqual([])
-    const { rows } = await pool.query('SELECT tenant, media_type, size FROM ss_blobs ORDER BY tenant')
+    const { rows } = await database.pool.query('SELECT tenant, media_type, size FROM ss_blobs ORDER BY tenant')
     expect(rows).toEqual([
       { tenant: 'acme', media_type: 'application/octet-stream', size: '9' },
       { tenant: 'default', media_type: 'image/png', size: String(PNG.length) },

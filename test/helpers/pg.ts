@@ -7,6 +7,9 @@
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { afterAll, beforeAll } from 'vitest'
+import { migrate } from '../../src/storage/postgres/migrate.js'
+import { createPool } from '../../src/storage/postgres/pool.js'
 
 export const ADMIN_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -58,5 +61,27 @@ export async function createTestDatabase (): Promise<TestDatabase> {
         await c.end()
       }
     },
+  }
+}
+
+/**
+ * A migrated database of the suite's own, with one pool of `max` connections: made before the
+ * suite's tests and dropped after them. Read `db` and `pool` inside tests and hooks.
+ */
+export function useMigratedDatabase (max = 4): { readonly db: TestDatabase, readonly pool: pg.Pool } {
+  let db: TestDatabase | undefined
+  let pool: pg.Pool | undefined
+  beforeAll(async () => {
+    db = await createTestDatabase()
+    pool = createPool(db.url, { max })
+    await migrate(pool)
+  })
+  afterAll(async () => {
+    await pool?.end()
+    await db?.drop()
+  })
+  return {
+    get db () { if (db === undefined) throw new Error('the database is made before the tests'); return db },
+    get pool () { if (pool === undefined) throw new Error('the pool is made before the tests'); return pool },
   }
 }

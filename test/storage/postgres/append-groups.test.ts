@@ -4,14 +4,12 @@
  */
 import pg from 'pg'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { commitBatch } from '../../../src/metrics/instruments.js'
-import { migrate } from '../../../src/storage/postgres/migrate.js'
 import { PgSessionStorage } from '../../../src/storage/postgres/pg-session-storage.js'
-import { createPool } from '../../../src/storage/postgres/pool.js'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
+import { pgAvailable, useMigratedDatabase } from '../../helpers/pg.js'
+import { header } from './pg-context.js'
 
-const header = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/w' })
 const entry = (id: string): string => JSON.stringify({ type: 'message', id, parentId: null, message: { role: 'user', content: id } })
 
 /** Transactions and entries the storage committed so far (`ss_commit_batch_entries{storage="postgres"}`). */
@@ -23,18 +21,8 @@ async function commits (): Promise<{ count: number, sum: number }> {
 
 describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () => {
   const DATA_DIR = '/pg-append-groups'
-  let db: TestDatabase
-  let pool: pg.Pool
+  const database = useMigratedDatabase(4)
   let n = 0
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    pool = createPool(db.url, { max: 4 })
-    await migrate(pool)
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await db?.drop()
-  })
 
   /** `count` session files with a header and one entry each, stored by `s`. */
   async function sessions (s: PgSessionStorage, count: number): Promise<Array<{ id: string, path: string }>> {
@@ -49,10 +37,10 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
   }
 
   const seqs = async (id: string): Promise<Array<{ seq: string, id: string }>> =>
-    (await pool.query<{ seq: string, id: string }>('SELECT seq, id FROM ss_entries WHERE session = $1 ORDER BY seq', [id])).rows
+    (await database.pool.query<{ seq: string, id: string }>('SELECT seq, id FROM ss_entries WHERE session = $1 ORDER BY seq', [id])).rows
 
   it('commits the appends of several sessions waiting at once in one transaction, each numbered after its own entries', async () => {
-    const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const s = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
     const made = await sessions(s, 5)
     const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
     const before = await commits()
@@ -72,9 +60,9 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
   })
 
   it('fails only the stale append of a group: the other sessions of its transaction commit', async () => {
-    const a = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const a = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
     const [stale, fresh] = await sessions(a, 2) as [{ id: string, path: string }, { id: string, path: string }]
-    const b = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+    const b = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
     await a.track(stale.path)
     await a.track(fresh.path)
     await b.track(stale.path)
@@ -97,11 +85,11 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
   })
 
   it('an append the database refuses fails alone: the others of its group commit', async () => {
-    await pool.query(`CREATE FUNCTION refuse_poison () RETURNS trigger LANGUAGE plpgsql AS $$
+    await database.pool.query(`CREATE FUNCTION refuse_poison () RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.id LIKE '%-poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)
-    await pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON ss_entries FOR EACH ROW EXECUTE FUNCTION refuse_poison()')
+    await database.pool.query('CREATE TRIGGER refuse_poison BEFORE INSERT ON ss_entries FOR EACH ROW EXECUTE FUNCTION refuse_poison()')
     try {
-      const s = await PgSessionStorage.open(pool, { dataDir: DATA_DIR })
+      const s = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
       const made = await sessions(s, 3)
       const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
       const outcomes = await Promise.allSettled(writers.map(async (w, i) => {
@@ -113,21 +101,21 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
       }
       await Promise.all(writers.map(async (w) => { await w.close().catch(() => {}) }))
     } finally {
-      await pool.query('DROP TRIGGER refuse_poison ON ss_entries')
-      await pool.query('DROP FUNCTION refuse_poison')
+      await database.pool.query('DROP TRIGGER refuse_poison ON ss_entries')
+      await database.pool.query('DROP FUNCTION refuse_poison')
     }
   })
 
   it('does not read again a file whose own commit it hears of before the commit answers', async () => {
-    // The pool answers the group commit only once the database has announced its change, as
+    // The database.pool answers the group commit only once the database has announced its change, as
     // happens under load: the server's own notification then waits behind its own append.
-    const heard = new pg.Client({ connectionString: db.url })
+    const heard = new pg.Client({ connectionString: database.db.url })
     await heard.connect()
     await heard.query('LISTEN ss_files')
     const announced: string[] = []
     heard.on('notification', (n) => { announced.push(n.payload ?? '') })
     const rereads: string[] = []
-    const slowAnswers = new Proxy(pool, {
+    const slowAnswers = new Proxy(database.pool, {
       get (target, prop) {
         if (prop !== 'query') return Reflect.get(target, prop, target) as unknown
         return async (text: string, values?: unknown[]) => {
@@ -142,7 +130,7 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
         }
       },
     })
-    const s = await PgSessionStorage.open(slowAnswers, { dataDir: DATA_DIR, listenUrl: db.url })
+    const s = await PgSessionStorage.open(slowAnswers, { dataDir: DATA_DIR, listenUrl: database.db.url })
     try {
       const [m] = await sessions(s, 1) as [{ id: string, path: string }]
       announced.length = 0

@@ -7,26 +7,13 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
 import { startServer, type ServerProcess } from '../../helpers/server-process.js'
 import { TcpProxy } from '../../helpers/tcp-proxy.js'
 import { assistant, message, user } from '../../http/session-helpers.js'
 import { SseClient } from '../../sse-client.js'
-
-interface Answer { status: number, body: any, etag: string | undefined }
-
-async function call (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await request(`${base}${path}`, {
-    method: method as 'GET',
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.body.text()
-  const etag = res.headers.etag
-  return { status: res.statusCode, body: text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text, etag: typeof etag === 'string' ? etag : undefined }
-}
+import { call } from './server-calls.js'
 
 /** A saved session made on `base`: a user and an assistant message. */
 async function savedSession (base: string, cwd = '/work/p'): Promise<string> {

@@ -1,32 +1,20 @@
 import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
-import { migrate } from '../../../src/storage/postgres/migrate.js'
+import { beforeEach, describe, expect, it, vi } from 'vitest'
 import { PgSessionStorage } from '../../../src/storage/postgres/pg-session-storage.js'
-import { createPool } from '../../../src/storage/postgres/pool.js'
 import { TEXT_PAGE_ROWS } from '../../../src/storage/postgres/session-text.js'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
+import { pgAvailable, useMigratedDatabase } from '../../helpers/pg.js'
 import { storageContract } from '../contract.js'
 
 /** Every test's files live under a root of its own below one DATA_DIR, in one database. */
 const DATA_DIR = '/pg-session-storage'
 
 describe.runIf(pgAvailable)('PgSessionStorage', () => {
-  let db: TestDatabase
-  let pool: pg.Pool
+  const database = useMigratedDatabase(4)
   let fixtures = 0
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    pool = createPool(db.url, { max: 4 })
-    await migrate(pool)
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await db?.drop()
-  })
 
   storageContract('PgSessionStorage', async () => ({
-    storage: await PgSessionStorage.open(pool, { dataDir: DATA_DIR }),
+    storage: await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR }),
     root: `${DATA_DIR}/t${++fixtures}`,
     cleanup: async () => {},
   }))
@@ -36,26 +24,16 @@ const header = (id: string): string => JSON.stringify({ type: 'session', version
 const entry = (id: string, text = id): string => JSON.stringify({ type: 'message', id, parentId: null, message: { role: 'user', content: text } })
 
 describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
-  let db: TestDatabase
-  let pool: pg.Pool
+  const database = useMigratedDatabase(4)
   let roots = 0
   let root: string
   let s: PgSessionStorage
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    pool = createPool(db.url, { max: 4 })
-    await migrate(pool)
-  })
-  afterAll(async () => {
-    await pool?.end()
-    await db?.drop()
-  })
   beforeEach(async () => {
     root = `/pg-data-${++roots}`
-    s = await PgSessionStorage.open(pool, { dataDir: root })
+    s = await PgSessionStorage.open(database.pool, { dataDir: root })
   })
 
-  const rows = async (sql: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> => (await pool.query(sql, values)).rows
+  const rows = async (sql: string, values: unknown[] = []): Promise<Array<Record<string, unknown>>> => (await database.pool.query(sql, values)).rows
 
   it('keeps a session file as its session row and one row per entry line, each line exact', async () => {
     const p = join(root, 'tenants', 'acme', 'sessions', '--w--', 'a.jsonl')
@@ -79,7 +57,7 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
     await s.writeText(join(root, 'sessions', '--w--', 'x.jsonl'), text)
     await s.writeText(join(root, 'terminal-sessions', 'tty1'), 'cwd\nfile\n')
     const other = `/elsewhere-${roots}`
-    const again = await PgSessionStorage.open(pool, { dataDir: other })
+    const again = await PgSessionStorage.open(database.pool, { dataDir: other })
     for (const [rel, content] of [['sessions/--w--/x.jsonl', text], ['terminal-sessions/tty1', 'cwd\nfile\n']] as const) {
       expect(again.statSync(join(other, rel))).toEqual(s.statSync(join(root, rel)))
       expect(await again.readText(join(other, rel))).toBe(content)
@@ -138,15 +116,15 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
 
   it('a failed writeTextSync is thrown by the next operation on its path, and the catalog forgets it', async () => {
     const p = join(root, 'sessions', 'x.txt')
-    const broken = await PgSessionStorage.open(pool, { dataDir: root })
-    await pool.query('ALTER TABLE ss_files ADD CONSTRAINT ss_files_probe CHECK (octet_length(content) < 5) NOT VALID')
+    const broken = await PgSessionStorage.open(database.pool, { dataDir: root })
+    await database.pool.query('ALTER TABLE ss_files ADD CONSTRAINT ss_files_probe CHECK (octet_length(content) < 5) NOT VALID')
     try {
       broken.writeTextSync(p, 'too long for the check')
       expect(broken.existsSync(p)).toBe(true)
       await expect(broken.readText(p)).rejects.toMatchObject({ code: '23514' })
       expect(broken.existsSync(p)).toBe(false)
     } finally {
-      await pool.query('ALTER TABLE ss_files DROP CONSTRAINT ss_files_probe')
+      await database.pool.query('ALTER TABLE ss_files DROP CONSTRAINT ss_files_probe')
     }
   })
 
@@ -176,7 +154,7 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
     const reader = s.readTextChunks(p)[Symbol.asyncIterator]()
     expect(((await reader.next()).value as string).startsWith(header(`st${roots}`))).toBe(true)
     await reader.return?.()
-    expect(pool.totalCount - pool.idleCount).toBe(0)
+    expect(database.pool.totalCount - database.pool.idleCount).toBe(0)
     await rows('DELETE FROM ss_sessions WHERE id = $1', [`st${roots}`])
     const pieces = async (): Promise<void> => { for await (const _ of s.readTextChunks(p)) void _ }
     await expect(pieces()).rejects.toMatchObject({ code: 'ENOENT' })

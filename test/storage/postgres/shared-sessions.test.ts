@@ -7,24 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
-import { request } from 'undici'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
 import { startServer, type ServerProcess } from '../../helpers/server-process.js'
 import { assistant, message, user } from '../../http/session-helpers.js'
 import { SseClient } from '../../sse-client.js'
-
-interface Answer { status: number, body: any, headers: Record<string, unknown> }
-
-async function call (base: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Answer> {
-  const res = await request(`${base}${path}`, {
-    method: method as 'GET',
-    headers: body === undefined ? headers : { 'content-type': 'application/json', ...headers },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  })
-  const text = await res.body.text()
-  return { status: res.statusCode, body: /[/+]json\b/.test(String(res.headers['content-type'])) ? JSON.parse(text) : text, headers: res.headers }
-}
+import { call } from './server-calls.js'
 
 async function unsavedSession (base: string, cwd: string): Promise<string> {
   const created = await call(base, 'POST', '/v1/sessions', { cwd })
