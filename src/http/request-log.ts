@@ -42,9 +42,9 @@ export class OneLineRequestLog extends LogController {
 }
 
 /**
- * The process's logger: JSON lines on standard output (or file descriptor `fd`), written without
- * blocking, one write per turn of the event loop (log-destination.ts). Lines still buffered when
- * the process exits (`process.exit` included) are written out synchronously first.
+ * The process's logger: JSON lines on standard output (or file descriptor `fd`), one write per
+ * turn of the event loop (log-destination.ts). Lines still held when the process exits
+ * (`process.exit` included) are written out before it ends, in order.
  */
 export function processLogger (level: LogLevel, fd = 1): Logger {
   return pino({ level }, processDestination(fd))
