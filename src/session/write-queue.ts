@@ -16,8 +16,23 @@ import type { FileRecord } from './types.js'
 /**
  * Records queued for one append write. A record whose line could be made when it was queued is
  * held as that line; one with image data to externalize stays a record until the task runs.
+ * `sync`: a flush came while the batch was the newest task, so its task syncs after writing
+ * (`done` settles after both), and that flush needs no task of its own.
  */
-interface Batch { path: string, items: Array<string | FileRecord>, started: boolean }
+interface Batch {
+  path: string
+  items: Array<string | FileRecord>
+  started: boolean
+  sync: boolean
+  done: Promise<void> | undefined
+}
+
+/** Batches observed in the commit-size histogram, with its label bound once. */
+const fileCommitBatch = commitBatch.labels({ storage: 'file' })
+
+function isLine (item: string | FileRecord): item is string {
+  return typeof item === 'string'
+}
 
 /** The stored line of `record` when it can be made synchronously, else the record itself. */
 function lineNow (record: FileRecord): string | FileRecord {
@@ -88,18 +103,25 @@ export class WriteQueue {
       for (const item of items) open.items.push(item)
       return
     }
-    const batch: Batch = { path, items, started: false }
+    const batch: Batch = { path, items, started: false, sync: false, done: undefined }
     this.#lastPath = path
-    this.#enqueue('append', async () => {
+    const done = this.#enqueue('append', async () => {
       batch.started = true
       if (this.#openBatch === batch) this.#openBatch = undefined
-      commitBatch.observe({ storage: 'file' }, batch.items.length)
-      const lines = await this.#prepare(batch.items)
+      if (this.#lastSync === batch.done) this.#lastSync = undefined
+      fileCommitBatch.observe(batch.items.length)
+      const lines = batch.items.every(isLine) ? batch.items.join('') : await this.#prepare(batch.items)
       const writer = this.#ensureWriter(path)
       this.#dirty = true
       await writer.writeLine(this.#tornFile === path ? '\n' + lines : lines)
       if (this.#tornFile === path) this.#tornFile = undefined
-    }).catch(() => {}) // latched; surfaced by flush(), close() and the next append
+      if (batch.sync) {
+        this.#dirty = false
+        await writer.fsync()
+      }
+    })
+    done.catch(() => {}) // latched; surfaced by flush(), close() and the next append
+    batch.done = done
     this.#openBatch = batch
   }
 
@@ -110,6 +132,12 @@ export class WriteQueue {
    */
   async flush (): Promise<void> {
     let sync = this.#lastSync
+    const open = this.#openBatch
+    if (sync === undefined && open !== undefined && !open.started) {
+      // The newest task is an append batch that has not started: it syncs after its write.
+      open.sync = true
+      sync = this.#lastSync = open.done
+    }
     if (sync === undefined) {
       sync = this.#enqueue('sync', async () => {
         if (this.#lastSync === sync) this.#lastSync = undefined

@@ -86,15 +86,34 @@ export async function writeAll (fd: number, buf: Uint8Array, progress = { bytes:
  * (`O_APPEND`, or a file written front to back), which holds for session files (one process per
  * DATA_DIR, one writer per file). If the undo itself fails, the file keeps the fragment; it
  * never ends in `"\n"`, so the loader treats it as a torn last line (SPEC.md §8.8).
+ *
+ * Every append of a session goes through here, so the loop runs on `fs.write` callbacks under
+ * one promise: a whole write costs one promise, not one per step of an async loop.
  */
-export async function writeAllOrUndo (fd: number, buf: Uint8Array): Promise<void> {
-  const progress = { bytes: 0 }
-  try {
-    await writeAll(fd, buf, progress)
-  } catch (err) {
-    if (progress.bytes > 0) await undoTail(fd, progress.bytes).catch(() => {})
-    throw err
-  }
+export function writeAllOrUndo (fd: number, buf: Uint8Array): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let bytes = 0
+    const fail = (err: Error): void => {
+      if (bytes === 0) reject(err)
+      else undoTail(fd, bytes).catch(() => {}).then(() => { reject(err) }, reject)
+    }
+    const written = (err: NodeJS.ErrnoException | null, n: number): void => {
+      if (err !== null) return fail(err)
+      if (n <= 0) return fail(new ShortWrite())
+      bytes += n
+      if (bytes < buf.length) next()
+      else resolve()
+    }
+    const next = (): void => {
+      try {
+        fs.write(fd, buf, bytes, buf.length - bytes, null, written)
+      } catch (err) {
+        fail(err as Error)
+      }
+    }
+    if (buf.length === 0) resolve()
+    else next()
+  })
 }
 
 /** Cuts the last `bytes` bytes off the file behind `fd` and makes the cut durable. */

@@ -43,11 +43,20 @@ class FileWriterBackend implements WriterBackend {
   }
 
   /** All of `line` or, when the write fails part-way (disk full), none of it (see `writeAllOrUndo`). */
-  async write (line: string): Promise<void> {
-    await writeAllOrUndo(await this.#open(), Buffer.from(line, 'utf8'))
+  write (line: string): Promise<void> {
+    // The descriptor is open after the first call: then one promise per write, none to open.
+    const fd = this.#fd
+    if (fd !== undefined) return writeAllOrUndo(fd, Buffer.from(line, 'utf8'))
+    return this.#open().then((opened) => writeAllOrUndo(opened, Buffer.from(line, 'utf8')))
   }
 
-  async sync (): Promise<void> {
+  sync (): Promise<void> {
+    const fd = this.#fd
+    if (fd !== undefined && (!this.#created || this.#dirSynced)) return fdatasyncFd(fd)
+    return this.#firstSync()
+  }
+
+  async #firstSync (): Promise<void> {
     await fdatasyncFd(await this.#open())
     if (this.#created && !this.#dirSynced) {
       // The new directory entry must be durable before the first durable acknowledgement (§8.4).

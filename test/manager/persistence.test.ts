@@ -84,6 +84,48 @@ describe('deferral and first flush (SPEC.md §8.3)', () => {
 })
 
 describe('durability (SPEC.md §8.4)', () => {
+  it('a flush right after an append syncs after that write; appends joining the batch before it runs are covered too', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const name = m.getSessionFile()!.split('/').pop()!
+    spy.ops.length = 0
+    const first = m.appendMessage(user('a'))
+    const flushed = m.flush()
+    const second = m.appendMessage(user('b'))
+    await Promise.all([flushed, m.flush()])
+    expect(spy.ops).toEqual([`writeLine:${name}`, `fsync:${name}`])
+    expect(env.readJsonl(m.getSessionFile()!).slice(-2).map((r) => r.id)).toEqual([first, second])
+  })
+
+  it('an append after a batch started writing gets its own write and its own sync, in order', async () => {
+    const m = await create()
+    m.appendMessage(assistant())
+    await m.flush()
+    const name = m.getSessionFile()!.split('/').pop()!
+    spy.ops.length = 0
+    let release!: () => void
+    const held = new Promise<void>((resolve) => { release = resolve })
+    let holding = false
+    spy.hold = (op) => {
+      if (op !== 'writeLine' || holding) return undefined
+      holding = true
+      return held
+    }
+    const first = m.appendMessage(user('a'))
+    let firstDurable = false
+    const flushed = m.flush().then(() => { firstDurable = true })
+    await waitUntil(() => holding, 'the first write', 5000)
+    expect(firstDurable).toBe(false)
+    const second = m.appendMessage(user('b'))
+    const later = m.flush()
+    release()
+    await Promise.all([flushed, later])
+    expect(firstDurable).toBe(true)
+    expect(spy.ops).toEqual([`writeLine:${name}`, `fsync:${name}`, `writeLine:${name}`, `fsync:${name}`])
+    expect(env.readJsonl(m.getSessionFile()!).slice(-2).map((r) => r.id)).toEqual([first, second])
+  })
+
   it('§12.66 flush() resolves only after an fdatasync that follows the last write', async () => {
     const m = await create()
     m.appendMessage(assistant())
