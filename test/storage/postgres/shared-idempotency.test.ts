@@ -43,43 +43,46 @@ function expectOneApplied (answers: Answer[]): void {
 }
 
 /**
- * A session's row held locked by a connection of the test, so that an append to the session
- * waits in the database, after its key is claimed, until `release`.
+ * A lock held by a connection of the test, so that statements that need it wait in the
+ * database until `release`: a session's row (its appends wait) or the writes to a table.
  */
-class RowLock {
+class HeldLock {
   readonly client: pg.Client
   private constructor (client: pg.Client) { this.client = client }
 
-  static async take (url: string, id: string): Promise<RowLock> {
+  static async take (url: string, statement: string, values: unknown[] = []): Promise<HeldLock> {
     const client = new pg.Client({ connectionString: url })
     await client.connect()
     await client.query('BEGIN')
-    await client.query('SELECT 1 FROM ss_sessions WHERE id = $1 FOR UPDATE', [id])
-    return new RowLock(client)
+    await client.query(statement, values)
+    return new HeldLock(client)
   }
 
-  /** The database connections waiting for the lock. */
-  async writers (): Promise<number[]> {
+  /** The database connections waiting for a lock (on `table`, when given). */
+  async waiters (table?: string): Promise<number[]> {
     const { rows } = await this.client.query<{ pid: number }>(
-      "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()")
+      'SELECT DISTINCT pid FROM pg_locks WHERE NOT granted AND ($1::text IS NULL OR relation = $1::regclass)', [table ?? null])
     return rows.map((r) => r.pid)
   }
 
-  async waitForWriter (): Promise<void> {
-    for (let tries = 0; (await this.writers()).length === 0; tries++) {
-      if (tries > 400) throw new Error('no append reached the locked row')
+  async waitForWaiters (count: number, table?: string): Promise<void> {
+    for (let tries = 0; (await this.waiters(table)).length < count; tries++) {
+      if (tries > 400) throw new Error(`fewer than ${count} statements came to wait for the lock`)
       await new Promise((resolve) => setTimeout(resolve, 25))
     }
   }
 
-  async terminateWriters (): Promise<void> {
-    for (const pid of await this.writers()) await this.client.query('SELECT pg_terminate_backend($1)', [pid])
+  async terminateWaiters (): Promise<void> {
+    for (const pid of await this.waiters()) await this.client.query('SELECT pg_terminate_backend($1)', [pid])
   }
 
   async release (): Promise<void> { await this.client.query('ROLLBACK') }
 
   async end (): Promise<void> { await this.client.end() }
 }
+
+const lockRow = async (url: string, id: string): Promise<HeldLock> =>
+  await HeldLock.take(url, 'SELECT 1 FROM ss_sessions WHERE id = $1 FOR UPDATE', [id])
 
 describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', () => {
   let db: TestDatabase
@@ -101,30 +104,56 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
     for (const d of dirs) rmSync(d, { recursive: true, force: true })
   })
 
-  it('appends once: one server applies, the other replays its answer', async () => {
+  /** Sends round `round`'s key of each session to A and B at once; the answers of each pair. */
+  async function sendPairs (ids: string[], round: number): Promise<Answer[][]> {
+    return await Promise.all(ids.map(async (id, s) => {
+      const path = `/v1/sessions/${id}/entries`
+      const headers = { 'idempotency-key': `r${round}-s${s}` }
+      const body = message(user(`round ${round}`))
+      return await Promise.all([call(a.baseUrl, 'POST', path, body, headers), call(b.baseUrl, 'POST', path, body, headers)])
+    }))
+  }
+
+  async function sessionsOnBoth (cwd: string): Promise<string[]> {
     const ids: string[] = []
-    for (let s = 0; s < SESSIONS; s++) ids.push(await savedSession(a.baseUrl, '/work/idem'))
+    for (let s = 0; s < SESSIONS; s++) ids.push(await savedSession(a.baseUrl, cwd))
     for (const id of ids) expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)).status).toBe(200)
-    for (let round = 0; round < ROUNDS; round++) {
-      const pairs = await Promise.all(ids.map(async (id, s) => {
-        const path = `/v1/sessions/${id}/entries`
-        const headers = { 'idempotency-key': `r${round}-s${s}` }
-        const body = message(user(`round ${round}`))
-        return await Promise.all([call(a.baseUrl, 'POST', path, body, headers), call(b.baseUrl, 'POST', path, body, headers)])
-      }))
-      for (const pair of pairs) expectOneApplied(pair)
+    return ids
+  }
+
+  const appended = (rounds: number): unknown[] =>
+    ['q', [{ type: 'text', text: 'a' }], ...Array.from({ length: rounds }, (_, round) => `round ${round}`)]
+
+  it('appends once: one server applies, the other replays its answer', async () => {
+    const ids = await sessionsOnBoth('/work/idem')
+    for (let round = 0; round < ROUNDS; round++) for (const pair of await sendPairs(ids, round)) expectOneApplied(pair)
+    for (const id of ids) expect(await contents(b.baseUrl, id)).toEqual(appended(ROUNDS))
+  })
+
+  it('appends once when both attempts are in before either writes its key', async () => {
+    const ids = await sessionsOnBoth('/work/idem-held')
+    for (let round = 0; round < 2; round++) {
+      // Writes of keys wait until both attempts of every pair write theirs.
+      const lock = await HeldLock.take(db.url, 'LOCK TABLE ss_idempotency_keys IN SHARE MODE')
+      try {
+        const pairs = sendPairs(ids, round)
+        await lock.waitForWaiters(2 * ids.length, 'ss_idempotency_keys')
+        await lock.release()
+        for (const pair of await pairs) expectOneApplied(pair)
+      } finally {
+        await lock.end()
+      }
     }
-    const expected = ['q', [{ type: 'text', text: 'a' }], ...Array.from({ length: ROUNDS }, (_, round) => `round ${round}`)]
-    for (const id of ids) expect(await contents(b.baseUrl, id)).toEqual(expected)
+    for (const id of ids) expect(await contents(b.baseUrl, id)).toEqual(appended(2))
   })
 
   it('the same key with another body is 422 on the other server while the first attempt is in flight', async () => {
     const id = await savedSession(a.baseUrl, '/work/idem-other')
-    const lock = await RowLock.take(db.url, id)
+    const lock = await lockRow(db.url, id)
     try {
       const headers = { 'idempotency-key': 'other-1' }
       const first = call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('first')), headers)
-      await lock.waitForWriter()
+      await lock.waitForWaiters(1)
       const other = call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('second')), headers)
       // Answered while the first attempt still waits (it would be 422 after it, too).
       const waiting = new Promise<undefined>((resolve) => setTimeout(resolve, 10_000))
@@ -155,16 +184,16 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
   it('a key claimed by a server killed while it appended is applied once by a retry', async () => {
     const id = await savedSession(a.baseUrl, '/work/idem-killed')
     const c = await startServer(env())
-    const lock = await RowLock.take(db.url, id)
+    const lock = await lockRow(db.url, id)
     try {
       const body = message(user('once'))
       const headers = { 'idempotency-key': 'killed-1' }
       void call(c.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).catch(() => {})
-      await lock.waitForWriter()
+      await lock.waitForWaiters(1)
       c.child.kill('SIGKILL')
       await c.exited
       // Its connection is cut, as a dead host's would be, before its append could go through.
-      await lock.terminateWriters()
+      await lock.terminateWaiters()
       await lock.release()
       const claims = async (): Promise<unknown[]> => (await lock.client.query(
         "SELECT response FROM ss_idempotency_keys WHERE key = 'killed-1'")).rows.map((r) => r.response)
