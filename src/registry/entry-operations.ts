@@ -14,7 +14,7 @@ import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { AppendAnswer, Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
-import { keepReplay, storedReplay } from './shared-replays.js'
+import { KeyClaim } from './shared-replays.js'
 import { storeUnsaved } from './shared-unsaved.js'
 
 export interface AppendOptions {
@@ -57,36 +57,47 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const request = parseAppendBody(body)
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
-  return await core.use(id, async (slot) => {
-    const kept = await storedReplay(core, slot, key, bodyHash)
-    if (kept !== undefined) return { result: { ...kept.result, entries: applyBlobMode(kept.result.entries, options.blobs) }, etag: kept.etag, replayed: true }
-    if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
-    let pending!: Promise<Committed>
-    let replayed = false
-    // Synchronous: the batch is appended in one run, and the commit is awaited outside the lock.
-    const queued = slot.lock.runSync(() => {
-      if (slot.deleted) throw new SessionNotFound(id)
-      const prior = key === undefined ? undefined : slot.idempotency.get(key)
-      if (prior !== undefined) {
-        if (prior.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
-        pending = prior.result
-        replayed = true
-        return
+  const claim = key === undefined ? undefined : new KeyClaim(core, key, bodyHash)
+  try {
+    return await core.use(id, async (slot) => {
+      const earlier = await claim?.take(slot)
+      if (earlier !== undefined && 'kept' in earlier) {
+        const { result, etag } = earlier.kept
+        return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed: true }
       }
-      core.assertIfMatch(slot, options.ifMatch)
-      pending = commitAppend(core, slot, appendNow(core, slot, request, options.bytes))
-      if (key === undefined) return
-      const remembered = { bodyHash, result: pending }
-      slot.idempotency.set(key, remembered)
-      pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
-    })
-    if (queued !== undefined) await queued
-    const { result, etag, texts } = await pending
-    if (!replayed) await keepReplay(core, slot, key, bodyHash, { result, etag })
-    const entries = applyBlobMode(result.entries, options.blobs)
-    const json = texts === undefined ? undefined : answerJson(result, entries, texts)
-    return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
-  }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
+      let pending!: Promise<Committed>
+      let replayed = earlier !== undefined
+      if (earlier !== undefined) pending = earlier.inFlight.result
+      else {
+        if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
+        // Synchronous: the batch is appended in one run, and the commit is awaited outside the lock.
+        const queued = slot.lock.runSync(() => {
+          if (slot.deleted) throw new SessionNotFound(id)
+          const prior = key === undefined ? undefined : slot.idempotency.get(key)
+          if (prior !== undefined) {
+            if (prior.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
+            pending = prior.result
+            replayed = true
+            return
+          }
+          core.assertIfMatch(slot, options.ifMatch)
+          pending = commitAppend(core, slot, appendNow(core, slot, request, options.bytes))
+          if (key === undefined) return
+          const remembered = { bodyHash, result: pending }
+          slot.idempotency.set(key, remembered)
+          pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
+        })
+        if (queued !== undefined) await queued
+      }
+      const { result, etag, texts } = await pending
+      await claim?.keep({ result, etag })
+      const entries = applyBlobMode(result.entries, options.blobs)
+      const json = texts === undefined ? undefined : answerJson(result, entries, texts)
+      return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
+    }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
+  } finally {
+    await claim?.release() // when it failed: the key is still held
+  }
 }
 
 /** Validates and appends synchronously; nothing is appended when anything is invalid. */

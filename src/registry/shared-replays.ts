@@ -1,33 +1,113 @@
 /**
- * Idempotency-Keys on a store several servers share (`storage.replays`): the first answer to an
- * append with a key is kept in the store, so a retry that reaches another server is answered
- * with it too, and the same key with another body is refused there as well. Each open session
- * also remembers its keys in memory (open-session.ts), which covers concurrent retries on one
- * server and storages of one process.
+ * Idempotency-Keys on a store several servers share (`storage.replays`): an append with a key
+ * claims it in the store before it appends, and keeps its answer there in the claim's place, so
+ * that of two attempts with one key, on any servers and at any moment, one appends and the
+ * other answers what it answered (`Idempotent-Replayed: true`), or `IdempotencyKeyReused` for
+ * another body. An attempt that finds the key held by another one in flight waits for its
+ * answer, as a retry on one server does (open-session.ts): it looks again, more and more
+ * slowly, and takes the key over once it is freed (that attempt failed, so nothing was kept) or
+ * its claim goes stale (its server died). An attempt of this server in flight is awaited here
+ * rather than looked for in the store.
  */
+import { randomUUID } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { IdempotencyKeyReused } from '../errors.js'
-import type { OpenSession } from './open-session.js'
+import type { ReplayStore } from '../storage/types.js'
+import type { IdempotentAppend, OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { Appended } from './types.js'
 
-/** The first answer kept in the store for `key` on `slot`'s session; `IdempotencyKeyReused` for another body. */
-export async function storedReplay (core: RegistryCore, slot: OpenSession, key: string | undefined, bodyHash: string): Promise<Appended | undefined> {
-  const file = slot.manager.getSessionFile()
-  if (key === undefined || core.storage.replays === undefined || file === undefined) return undefined
-  const kept = await core.storage.replays.get(file, slot.id, key)
-  if (kept === undefined) return undefined
-  if (kept.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
-  return kept.response as Appended
-}
+/** The waits between looks at a key another attempt holds, in ms; the last one repeats. */
+const LOOK_AGAIN_MS = [5, 10, 20, 50, 100]
 
-/**
- * Keeps `answer` in the store for `key`. A failure is logged, not answered: the append itself
- * is done, and only a retry on another server could miss it.
- */
-export async function keepReplay (core: RegistryCore, slot: OpenSession, key: string | undefined, bodyHash: string, answer: Appended): Promise<void> {
-  const file = slot.manager.getSessionFile()
-  if (key === undefined || core.storage.replays === undefined || file === undefined) return
-  await core.storage.replays.put(file, slot.id, key, { bodyHash, response: answer }).catch((err: unknown) => {
-    core.log.warn({ err, sessionId: slot.id }, 'Keeping the answer to an idempotent append failed')
-  })
+/** What an earlier attempt with the key answers: kept in the store, or still to come on this server. */
+export type Earlier = { kept: Appended } | { inFlight: IdempotentAppend }
+
+interface Held { store: ReplayStore, file: string, session: string }
+
+/** One append's hold on its Idempotency-Key in the store; a new one for each request. */
+export class KeyClaim {
+  readonly #core: RegistryCore
+  readonly #key: string
+  readonly #bodyHash: string
+  readonly #owner = randomUUID()
+  #held: Held | undefined
+  #renewal: NodeJS.Timeout | undefined
+
+  constructor (core: RegistryCore, key: string, bodyHash: string) {
+    this.#core = core
+    this.#key = key
+    this.#bodyHash = bodyHash
+  }
+
+  /**
+   * What an earlier attempt with the key answers (waiting for one in flight on another server);
+   * undefined once this one holds the key, and always on a store of one process (the open
+   * session's memory of keys serves there).
+   */
+  async take (slot: OpenSession): Promise<Earlier | undefined> {
+    const store = this.#core.storage.replays
+    const file = slot.manager.getSessionFile()
+    if (store === undefined || file === undefined) return undefined
+    for (let look = 0; ; look++) {
+      const prior = slot.idempotency.get(this.#key)
+      if (prior !== undefined) {
+        if (prior.bodyHash !== this.#bodyHash) throw new IdempotencyKeyReused()
+        return { inFlight: prior }
+      }
+      const found = await store.claim(file, slot.id, this.#key, this.#bodyHash, this.#owner)
+      if (found.held) {
+        this.#hold({ store, file, session: slot.id })
+        return undefined
+      }
+      if (found.bodyHash !== this.#bodyHash) throw new IdempotencyKeyReused()
+      if (found.response !== undefined) return { kept: found.response as Appended }
+      await sleep(LOOK_AGAIN_MS[Math.min(look, LOOK_AGAIN_MS.length - 1)])
+    }
+  }
+
+  /**
+   * Keeps `answer` in place of the claim, when this attempt holds the key. A failure is logged,
+   * not answered: the append itself is done; the claim left goes stale, and a retry after that
+   * appends again.
+   */
+  async keep (answer: Appended): Promise<void> {
+    const held = this.#unhold()
+    if (held === undefined) return
+    try {
+      const kept = await held.store.keep(held.file, held.session, this.#key, this.#owner, { bodyHash: this.#bodyHash, response: answer })
+      if (!kept) this.#core.log.warn({ sessionId: held.session }, 'An idempotent append outlasted its claim on the key; its answer is not kept')
+    } catch (err) {
+      this.#core.log.warn({ err, sessionId: held.session }, 'Keeping the answer to an idempotent append failed')
+    }
+  }
+
+  /** Frees the key when this attempt still holds it (it failed), so that a retry appends. */
+  async release (): Promise<void> {
+    const held = this.#unhold()
+    if (held === undefined) return
+    await held.store.release(held.file, held.session, this.#key, this.#owner).catch((err: unknown) => {
+      this.#core.log.warn({ err, sessionId: held.session }, 'Freeing the key of a failed idempotent append failed; a retry waits until its claim goes stale')
+    })
+  }
+
+  #hold (held: Held): void {
+    this.#held = held
+    this.#renewal ??= setInterval(() => {
+      const now = this.#held
+      if (now === undefined) return
+      now.store.renew(now.file, now.session, this.#key, this.#owner).catch((err: unknown) => {
+        this.#core.log.warn({ err, sessionId: now.session }, 'Renewing the claim on an Idempotency-Key failed')
+      })
+    }, held.store.renewMs)
+    this.#renewal.unref()
+  }
+
+  #unhold (): Held | undefined {
+    clearInterval(this.#renewal)
+    this.#renewal = undefined
+    const held = this.#held
+    this.#held = undefined
+    return held
+  }
 }

@@ -172,9 +172,29 @@ export interface StoredReplay {
   response: unknown
 }
 
-/** Idempotency-Keys of appends, per session (named by its file's path and its id), with expiry. */
+/**
+ * What `ReplayStore.claim` found: the key is now the attempt's (`held`), or another attempt's:
+ * with its `response` once that one answered, without while it is still in flight.
+ */
+export type ReplayClaim = { held: true } | { held: false, bodyHash: string, response?: unknown }
+
+/**
+ * Idempotency-Keys of appends, per session (named by its file's path and its id), with expiry.
+ * An attempt (named `owner`, unique to it) claims its key before it appends, so that one
+ * attempt at a time holds a key, whichever process it runs in.
+ */
 export interface ReplayStore {
-  get(path: string, session: string, key: string): Promise<StoredReplay | undefined>
-  /** Keeps the first answer for `key`; a key already kept stays as it is. */
-  put(path: string, session: string, key: string, replay: StoredReplay): Promise<void>
+  /** How often, in ms, an attempt holding a key renews its claim while it works. */
+  readonly renewMs: number
+  /**
+   * Claims `key` for `owner`: held when the key is free, expired, already `owner`'s, or held
+   * by an attempt that stopped renewing it; else what the key holds.
+   */
+  claim(path: string, session: string, key: string, bodyHash: string, owner: string): Promise<ReplayClaim>
+  /** Keeps `owner`'s answer in place of its claim; false when `owner` no longer holds the key. */
+  keep(path: string, session: string, key: string, owner: string, replay: StoredReplay): Promise<boolean>
+  /** Tells the other attempts that `owner` still works on `key`. */
+  renew(path: string, session: string, key: string, owner: string): Promise<void>
+  /** Frees `key` when `owner` holds it (its attempt failed), so that a retry appends. */
+  release(path: string, session: string, key: string, owner: string): Promise<void>
 }

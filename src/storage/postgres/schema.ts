@@ -277,4 +277,17 @@ END
 $fn$;
 `,
   },
+  {
+    version: 7,
+    name: 'idempotency keys claimed before their append',
+    // An append with an Idempotency-Key first claims the key: a row without a response, naming
+    // the attempt that holds it (`owner`) and when that attempt last said it still works on it
+    // (`claimed_at`). Its answer then takes the claim's place (`response` set, `owner` cleared).
+    // Another attempt with the key waits for that answer instead of appending too, and takes the
+    // claim over only once it has gone unrenewed for long enough (its server died).
+    sql: `
+ALTER TABLE ss_idempotency_keys ALTER COLUMN response DROP NOT NULL,
+  ADD COLUMN owner text, ADD COLUMN claimed_at timestamptz;
+`,
+  },
 ]
