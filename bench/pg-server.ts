@@ -6,7 +6,8 @@
  * - opening a 100,000-entry session the server has not loaded: the first `GET /context` after a
  *   start, from the database, beside the same first request of the disk server on the same file.
  * The database is a fresh one on `BENCH_DATABASE_URL`'s server (127.0.0.1 by default), dropped afterwards.
- * Run alone: npx tsx bench/pg-server.ts (rewrites its section of RESULTS.md; PG_SERVER_WRITE=0 only prints it)
+ * Run alone: npx tsx bench/pg-server.ts (rewrites its section of RESULTS.md; PG_SERVER_WRITE=0 only prints it);
+ * PG_SERVER_ONLY=open measures and prints only the first opens.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
@@ -196,9 +197,6 @@ export function pgServerSection (r: PgServerResults, options: PgServerOptions): 
     const values = ratios(shape)
     return [`PostgreSQL ÷ disk, ${SHAPE_LABEL[shape]} (req/s)`, `×${fmt(median(values), 2)}`, values.map((v) => fmt(v, 2)).join(' / '), '≥ ×0.50', verdict(median(values) >= 0.5)]
   }
-  const openRow = (name: string, runs: OpenRun[]): string[] => [name, fmt(median(runs.map((x) => x.firstMs)), 0), runs.map((x) => fmt(x.firstMs, 0)).join(' / '),
-    fmt(median(runs.map((x) => x.secondMs)), 0), runs.map((x) => fmt(x.load1, 1)).join(' / ')]
-  const pgOpen = median(r.open.pg.map((x) => x.firstMs))
   return [
     HEADING,
     '',
@@ -224,17 +222,40 @@ export function pgServerSection (r: PgServerResults, options: PgServerOptions): 
     'server holds the session as rows (stored the way the server stores a session file), read from an empty DATA_DIR;',
     `the disk server reads the same file. Runs alternate between the two; ${options.rounds} each.`,
     '',
+    openTables(r.open),
+  ].join('\n')
+}
+
+/** The tables of the first opens, PostgreSQL beside disk, and the verdict. */
+function openTables (open: PgServerResults['open']): string {
+  const openRow = (name: string, runs: OpenRun[]): string[] => [name, fmt(median(runs.map((x) => x.firstMs)), 0), runs.map((x) => fmt(x.firstMs, 0)).join(' / '),
+    fmt(median(runs.map((x) => x.secondMs)), 0), runs.map((x) => fmt(x.load1, 1)).join(' / ')]
+  const pgOpen = median(open.pg.map((x) => x.firstMs))
+  return [
     table(['server', 'first GET /context ms (median)', 'per run', 'second ms (median)', 'load per run'], [
-      openRow('disk (baseline)', r.open.disk), openRow('PostgreSQL', r.open.pg),
+      openRow('disk (baseline)', open.disk), openRow('PostgreSQL', open.pg),
     ]),
     '',
     table(['target', 'measured', 'verdict'], [
-      [`first GET /context of a ${int(OPEN_ENTRIES)}-entry session from PostgreSQL ≤ 1 s`, `${fmt(pgOpen, 0)} ms (disk: ${fmt(median(r.open.disk.map((x) => x.firstMs)), 0)} ms)`, verdict(pgOpen <= 1000)],
+      [`first GET /context of a ${int(OPEN_ENTRIES)}-entry session from PostgreSQL ≤ 1 s`, `${fmt(pgOpen, 0)} ms (disk: ${fmt(median(open.disk.map((x) => x.firstMs)), 0)} ms)`, verdict(pgOpen <= 1000)],
     ]),
   ].join('\n')
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** Only the first opens, on a fresh database, without the append loads: printed, RESULTS.md untouched. */
+async function measureOpenOnly (rounds: number): Promise<string> {
+  return await withDatabase(async (url) => {
+    const setup = createPool(url, { max: 1 })
+    await migrate(setup)
+    await setup.end()
+    return openTables(await openLoads(url, rounds))
+  })
+}
+
+if (import.meta.url === `file://${process.argv[1]}` && process.env.PG_SERVER_ONLY === 'open') {
+  buildOnce()
+  console.log(await measureOpenOnly(Number(process.env.ROUNDS ?? 3)))
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const options = { rounds: Number(process.env.ROUNDS ?? 3), durationS: 5, warmupS: 2 }
   buildOnce()
   const section = pgServerSection(await measurePgServer(options), options)

@@ -15,6 +15,7 @@ import { migrate } from '../src/storage/postgres/migrate.js'
 import { PgNotifier } from '../src/storage/postgres/notifier.js'
 import { createPool } from '../src/storage/postgres/pool.js'
 import { PgSessionLog } from '../src/storage/postgres/session-log.js'
+import { TEXT_PAGE_ROWS } from '../src/storage/postgres/session-text.js'
 import { withDatabase } from './lib/pg-database.js'
 import { fmt, int, median, percentileSorted, sleep, table, verdict } from './lib/stats.js'
 
@@ -206,7 +207,7 @@ export function pgStorageSection (r: PgStorageResults, rounds: number): string {
     `one shared re-read from the table per wake-up): ${int(d.samples)} of ${int(d.expected)} deliveries seen; from the append call on A to the entry in a`,
     `follower on B: p50 ${fmt(d.p50)} ms, p99 ${fmt(d.p99)} ms, max ${fmt(d.max)} ms (target p99 ≤ 50 ms: ${verdict(d.p99 <= 50)}).`,
     '',
-    `Reading a 100,000-entry session back from the database: as one export (one snapshot, pages of 10,000 rows) ${r.open100k.exportMs.map((x) => fmt(x, 0)).join(' / ')} ms`,
+    `Reading a 100,000-entry session back from the database: as one export (one snapshot, pages of ${int(TEXT_PAGE_ROWS)} rows) ${r.open100k.exportMs.map((x) => fmt(x, 0)).join(' / ')} ms`,
     `(median ${fmt(median(r.open100k.exportMs), 0)} ms), as entries in pages of 10,000 ${r.open100k.pagedMs.map((x) => fmt(x, 0)).join(' / ')} ms`,
     `(median ${fmt(median(r.open100k.pagedMs), 0)} ms); target ≤ 1 s: ${verdict(median(r.open100k.exportMs) <= 1000)}. This is the read only: building the`,
     'session model from those lines is the same work the disk backend does (see the cold-open section).',
