@@ -58,7 +58,9 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
   return await core.use(id, async (slot) => {
-    const kept = await storedReplay(core, slot, key, bodyHash)
+    // Without a key there is no earlier answer to find or to keep: no store call, no await.
+    const shared = key !== undefined && core.storage.replays !== undefined
+    const kept = shared ? await storedReplay(core, slot, key, bodyHash) : undefined
     if (kept !== undefined) return { result: { ...kept.result, entries: applyBlobMode(kept.result.entries, options.blobs) }, etag: kept.etag, replayed: true }
     if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
     let pending!: Promise<Committed>
@@ -82,7 +84,7 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
     })
     if (queued !== undefined) await queued
     const { result, etag, texts } = await pending
-    if (!replayed) await keepReplay(core, slot, key, bodyHash, { result, etag })
+    if (shared && !replayed) await keepReplay(core, slot, key, bodyHash, { result, etag })
     const entries = applyBlobMode(result.entries, options.blobs)
     const json = texts === undefined ? undefined : answerJson(result, entries, texts)
     return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
