@@ -109,7 +109,8 @@ function appendNow (core: RegistryCore, slot: OpenSession, request: AppendReques
   }
   core.touch(slot)
   core.open.grow(slot, bytes)
-  return { ...appendedSince(core, slot, before), texts }
+  const { result, etag } = appendedSince(core, slot, before)
+  return { result, etag, texts }
 }
 
 /**
@@ -155,14 +156,19 @@ async function commitAppend (core: RegistryCore, slot: OpenSession, { result, et
   if (!slot.manager.isFlushed()) {
     await storeUnsaved(core, slot.manager) // queued before any later write of the session's file
     core.announceAppend(slot)
-    return { result: { ...result, persisted: false }, etag, texts }
+    return { result: settled(result, false), etag, texts }
   }
   try {
     await slot.commit(() => { core.announceAppend(slot) })
   } catch (err) {
     throw new StorageFailed(slot.id, { cause: err })
   }
-  return { result: { ...result, persisted: true }, etag, texts }
+  return { result: settled(result, true), etag, texts }
+}
+
+/** `{...result, persisted}`, spelled out: this runs on every append. */
+function settled (result: Omit<AppendResult, 'persisted'>, persisted: boolean): AppendResult {
+  return { entries: result.entries, leafId: result.leafId, firstSeq: result.firstSeq, lastSeq: result.lastSeq, persisted }
 }
 
 function throwIfLatched (slot: OpenSession): void {
