@@ -57,10 +57,12 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
   const request = parseAppendBody(body)
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
-  const claim = key === undefined ? undefined : new KeyClaim(core, key, bodyHash)
+  // Without a key, or on a store of one process, there is no earlier answer to claim or keep:
+  // no store call, no await.
+  const claim = key === undefined || core.storage.replays === undefined ? undefined : new KeyClaim(core, key, bodyHash)
   try {
     return await core.use(id, async (slot) => {
-      const earlier = await claim?.take(slot)
+      const earlier = claim === undefined ? undefined : await claim.take(slot)
       if (earlier !== undefined && 'kept' in earlier) {
         const { result, etag } = earlier.kept
         return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed: true }
@@ -90,13 +92,13 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
         if (queued !== undefined) await queued
       }
       const { result, etag, texts } = await pending
-      await claim?.keep({ result, etag })
+      if (claim !== undefined) await claim.keep({ result, etag })
       const entries = applyBlobMode(result.entries, options.blobs)
       const json = texts === undefined ? undefined : answerJson(result, entries, texts)
       return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
     }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
   } finally {
-    await claim?.release() // when it failed: the key is still held
+    if (claim !== undefined) await claim.release() // when it failed: the key is still held
   }
 }
 
@@ -118,7 +120,8 @@ function appendNow (core: RegistryCore, slot: OpenSession, request: AppendReques
   }
   core.touch(slot)
   core.open.grow(slot, bytes)
-  return { ...appendedSince(core, slot, before), texts }
+  const { result, etag } = appendedSince(core, slot, before)
+  return { result, etag, texts }
 }
 
 /**
@@ -164,14 +167,19 @@ async function commitAppend (core: RegistryCore, slot: OpenSession, { result, et
   if (!slot.manager.isFlushed()) {
     await storeUnsaved(core, slot.manager) // queued before any later write of the session's file
     core.announceAppend(slot)
-    return { result: { ...result, persisted: false }, etag, texts }
+    return { result: settled(result, false), etag, texts }
   }
   try {
     await slot.commit(() => { core.announceAppend(slot) })
   } catch (err) {
     throw new StorageFailed(slot.id, { cause: err })
   }
-  return { result: { ...result, persisted: true }, etag, texts }
+  return { result: settled(result, true), etag, texts }
+}
+
+/** `{...result, persisted}`, spelled out: this runs on every append. */
+function settled (result: Omit<AppendResult, 'persisted'>, persisted: boolean): AppendResult {
+  return { entries: result.entries, leafId: result.leafId, firstSeq: result.firstSeq, lastSeq: result.lastSeq, persisted }
 }
 
 function throwIfLatched (slot: OpenSession): void {

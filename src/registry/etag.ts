@@ -1,7 +1,7 @@
 /**
- * Session etags and `If-Match` (API.md "Conventions"). An etag hashes what a client can observe
- * of a session: its id, entry count, leaf and header, plus a revision stamp that changes on
- * every leaf move or header change. The stamp is `<boot id>:<n>` within one registry instance
+ * Session etags and `If-Match` (API.md "Conventions": opaque). An etag stands for what a client
+ * can observe of a session: its id, entry count, leaf and header, plus a revision stamp that
+ * changes on every leaf move or header change. The stamp is `<boot id>:<n>` within one registry instance
  * and empty for a session nobody moved or renamed since it was loaded, so an etag survives
  * eviction and reload unchanged while nothing changed, and an etag minted before a restart
  * never matches a state reached by a later mutation.
@@ -18,13 +18,46 @@ export interface EtagInput {
   stamp: string
 }
 
+/** A leaf id as it may stand in an etag as it is (every id the service mints is 8 or 16 hex digits). */
+const PLAIN_ID = /^[\w-]{1,64}$/
+
+/** 22 base64url characters of a SHA-256 of `text`. */
+const digest = (text: string): string => hash('sha256', text, 'base64url').slice(0, 22)
+
 /**
- * A strong, quoted etag: 22 base64url characters of a SHA-256 over the NUL-joined fields. One
- * one-shot hash of one string (an etag is computed for every append).
+ * The leaf's part of an etag: a plain id as it is, `''` for no leaf, `~` and a digest for any
+ * other id (`~` is not in a plain id, so no two leaves share a part).
  */
+function leafTag (leafId: string | null): string {
+  if (leafId === null) return ''
+  return PLAIN_ID.test(leafId) ? leafId : `~${digest(leafId)}`
+}
+
+/**
+ * The etags of one session. A strong, quoted etag `"<state>.<entry count in base 36>.<leaf>"`:
+ * `<state>` is 22 base64url characters of a SHA-256 over the NUL-joined id, header (as JSON)
+ * and stamp. Only the header or the stamp change that digest, so it is computed again only
+ * when they did: an append, whose etag is computed on every call, changes the count and leaf.
+ */
+export class SessionEtags {
+  #header = ''
+  #stamp = ''
+  #state: string | undefined
+
+  of (input: EtagInput): string {
+    const header = JSON.stringify(input.header)
+    if (this.#state === undefined || header !== this.#header || input.stamp !== this.#stamp) {
+      this.#state = digest(`${input.id}\0${header}\0${input.stamp}`)
+      this.#header = header
+      this.#stamp = input.stamp
+    }
+    return `"${this.#state}.${input.entryCount.toString(36)}.${leafTag(input.leafId)}"`
+  }
+}
+
+/** The etag of a session in the state `input` (`SessionEtags.of`, without remembering anything). */
 export function computeEtag (input: EtagInput): string {
-  const text = `${input.id}\0${input.entryCount}\0${input.leafId ?? '\u0001null'}\0${JSON.stringify(input.header)}\0${input.stamp}`
-  return `"${hash('sha256', text, 'base64url').slice(0, 22)}"`
+  return new SessionEtags().of(input)
 }
 
 /**

@@ -4,6 +4,7 @@
  * the durable watermark that SSE reads stop at.
  */
 import type { SessionManager } from '../session/session-manager.js'
+import { SessionEtags } from './etag.js'
 import { Lru } from './lru.js'
 import { Mutex } from './mutex.js'
 import { SessionSummary } from './session-info.js'
@@ -25,6 +26,8 @@ export class OpenSession {
   /** Serializes every mutation of this session; reads never take it. */
   readonly lock = new Mutex()
   readonly idempotency = new Lru<string, IdempotentAppend>(IDEMPOTENCY_KEYS)
+  /** This session's etags (registry-core.ts `etag`). */
+  readonly etags = new SessionEtags()
   /** Requests currently using this session; a session in use is never evicted. */
   users = 0
   /** Set once the session is deleted; waiters on the lock then answer 404. */

@@ -13,7 +13,7 @@ import { silentLogger, type Logger } from '../session/logger.js'
 import type { ManagerOptions } from '../session/session-factories.js'
 import { SessionManager } from '../session/session-manager.js'
 import type { SessionStorage } from '../storage/types.js'
-import { computeEtag, ifMatchSatisfied } from './etag.js'
+import { ifMatchSatisfied } from './etag.js'
 import type { OpenSession } from './open-session.js'
 import { GlobalEventLog } from './global-events.js'
 import { OpenSessions, type Loaded } from './open-sessions.js'
@@ -244,7 +244,7 @@ export class RegistryCore {
   }
 
   assertIfMatch (slot: OpenSession, ifMatch: string | undefined): void {
-    // No If-Match, no etag to compute (a SHA-256 per append otherwise).
+    // No If-Match, no etag to compute before the append.
     if (ifMatch !== undefined && !ifMatchSatisfied(ifMatch, this.etag(slot))) throw new PreconditionFailed(ifMatch)
   }
 
@@ -258,7 +258,7 @@ export class RegistryCore {
     const generation = file === undefined ? undefined : this.storage.generation?.(file)
     const local = revision === undefined ? '' : `${this.#bootId}:${revision}`
     const stamp = generation === undefined ? local : `g${generation}${local === '' ? '' : `/${local}`}`
-    return computeEtag({ id: slot.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
+    return slot.etags.of({ id: slot.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
   }
 
   /** Records a leaf move or header change (appends change the etag through the entry count). */

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { holdsImageBlock } from '../../src/registry/append-blobs.js'
-import { computeEtag } from '../../src/registry/etag.js'
+import { computeEtag, SessionEtags } from '../../src/registry/etag.js'
 import { Mutex } from '../../src/registry/mutex.js'
 import { OpenSessions } from '../../src/registry/open-sessions.js'
 import type { SessionManager } from '../../src/session/session-manager.js'
@@ -10,11 +10,32 @@ import { createEntryId, pooledRandomBytes } from '../../src/session/ids.js'
 import { silentLogger } from '../../src/session/logger.js'
 
 describe('computeEtag', () => {
-  it('is the SHA-256 of the NUL-joined fields, as when it was hashed field by field', () => {
-    const input = { id: 's1', entryCount: 12, leafId: null, header: { type: 'session' as const, id: 's1', timestamp: 't', cwd: '/€' }, stamp: 'b:3' }
-    const old = createHash('sha256').update(input.id).update('\0').update(String(input.entryCount)).update('\0')
-      .update('\u0001null').update('\0').update(JSON.stringify(input.header)).update('\0').update(input.stamp).digest('base64url')
-    expect(computeEtag(input)).toBe(`"${old.slice(0, 22)}"`)
+  const header = { type: 'session' as const, id: 's1', timestamp: 't', cwd: '/€' }
+  const state = (stamp: string, h: object = header): string =>
+    createHash('sha256').update(`s1\0${JSON.stringify(h)}\0${stamp}`).digest('base64url').slice(0, 22)
+
+  it('is the digest of id, header and stamp, then the entry count in base 36 and the leaf', () => {
+    expect(computeEtag({ id: 's1', entryCount: 12345, leafId: 'a1b2c3d4', header, stamp: 'b:3' })).toBe(`"${state('b:3')}.9ix.a1b2c3d4"`)
+    expect(computeEtag({ id: 's1', entryCount: 0, leafId: null, header, stamp: '' })).toBe(`"${state('')}.0."`)
+  })
+
+  it('digests a leaf id that is not plain, so that no two leaves share an etag', () => {
+    const odd = computeEtag({ id: 's1', entryCount: 2, leafId: 'a"b c', header, stamp: '' })
+    const leafDigest = createHash('sha256').update('a"b c').digest('base64url').slice(0, 22)
+    expect(odd).toBe(`"${state('')}.2.~${leafDigest}"`)
+    expect(odd).toMatch(/^"[\x21\x23-\x7e]+"$/) // RFC 9110 etagc
+    expect(computeEtag({ id: 's1', entryCount: 2, leafId: `~${leafDigest}`, header, stamp: '' })).not.toBe(odd)
+  })
+
+  it('is, for one session, computed again whenever its header or stamp changed, in place or not', () => {
+    const etags = new SessionEtags()
+    const live = { ...header }
+    const input = { id: 's1', entryCount: 3, leafId: 'a1b2c3d4', header: live, stamp: '' }
+    expect(etags.of(input)).toBe(computeEtag(input))
+    live.cwd = '/moved' // a header changed in place, the stamp unchanged (a deferred session on a shared store)
+    expect(etags.of(input)).toBe(`"${state('', live)}.3.a1b2c3d4"`)
+    expect(etags.of({ ...input, stamp: 'b:1' })).toBe(`"${state('b:1', live)}.3.a1b2c3d4"`)
+    expect(etags.of({ ...input, stamp: 'b:1', entryCount: 4 })).toBe(`"${state('b:1', live)}.4.a1b2c3d4"`)
   })
 })
 
