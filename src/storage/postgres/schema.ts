@@ -7,8 +7,6 @@
  * session file holds it (without the newline), and `ss_sessions.header` the header line, so an
  * export is the header line and the entry lines in `seq` order, byte for byte the disk file.
  */
-import { APPEND_MIGRATIONS } from './schema-appends.js'
-
 export interface Migration {
   version: number
   name: string
@@ -279,5 +277,4 @@ END
 $fn$;
 `,
   },
-  ...APPEND_MIGRATIONS,
 ]
