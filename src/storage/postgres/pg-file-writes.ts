@@ -1,0 +1,108 @@
+/**
+ * The changes `PgSessionStorage` makes to its files, each committed before the catalog
+ * (pg-catalog.ts) records it: a whole file stored in one transaction, an append (to a session
+ * through the group commit across sessions, append-groups.ts), a rename and a removal. The
+ * caller runs them in its order of operations on each path. A change checks, in its transaction,
+ * that the file is still at the version this process holds, and otherwise fails with `ESTALE`
+ * (`StaleFile`), changing nothing.
+ */
+import type pg from 'pg'
+import { AppendGroups } from './append-groups.js'
+import { entryCount, type PgCatalog } from './pg-catalog.js'
+import { fileText } from './pg-file-reads.js'
+import { transaction } from './pool.js'
+import { entryLines } from './session-form.js'
+import { appendToFile, assertVersionAt, keepsForm, moveAt, placeAt, removeAt, type Versioned } from './stored-files.js'
+import type { PgUnsavedSessions } from './unsaved-sessions.js'
+
+export class PgFileWrites {
+  readonly #pool: pg.Pool
+  readonly #catalog: PgCatalog
+  readonly #unsaved: PgUnsavedSessions
+  /** Appends to sessions, committed in groups across sessions. */
+  readonly #groups: AppendGroups
+
+  constructor (pool: pg.Pool, catalog: PgCatalog, unsaved: PgUnsavedSessions) {
+    this.#pool = pool
+    this.#catalog = catalog
+    this.#unsaved = unsaved
+    this.#groups = new AppendGroups(pool)
+  }
+
+  /** Stores `content` as the whole file at `path` (`rel`). */
+  async replace (path: string, rel: string, content: string): Promise<void> {
+    const catalog = this.#catalog
+    catalog.tree.assertCanPut(path)
+    const mtimeMs = catalog.tick()
+    const placed = await transaction(this.#pool, async (client) => {
+      await this.#unsaved.claim(client, path, content)
+      await removeAt(client, rel)
+      return await placeAt(client, rel, content, new Date(mtimeMs))
+    })
+    catalog.record(path, { ...placed, size: Buffer.byteLength(content, 'utf8'), mtimeMs, entries: entryCount(placed.stored, content) })
+    catalog.hold(path, placed)
+  }
+
+  /**
+   * Appends `text`; a session that cannot take it as entries is stored again whole, as a plain
+   * file. @throws StaleFile when another server changed the session since this process held it
+   */
+  async append (path: string, rel: string, text: string): Promise<void> {
+    const catalog = this.#catalog
+    catalog.tree.assertCanPut(path)
+    const file = catalog.tree.get(path)
+    if (file === undefined || file.size === 0) return await this.replace(path, rel, text)
+    const mtimeMs = catalog.tick()
+    const mtime = new Date(mtimeMs)
+    let appended: Versioned
+    let lines = 0
+    if (file.stored.kind === 'file') appended = await transaction(this.#pool, async (client) => await appendToFile(client, rel, text, mtime))
+    else {
+      const entries = entryLines(text)
+      const expect = catalog.held(path)?.version
+      const result = entries === undefined
+        ? 'duplicate'
+        : await this.#groups.append({ rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect })
+      if (result === 'duplicate' || entries === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text)
+      appended = result
+      lines = entries.length
+    }
+    catalog.record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
+    catalog.hold(path, appended)
+  }
+
+  /** Replaces `nextPath` (`to`) by the file at `path` (`from`) in one transaction; the file keeps its mtime. */
+  async rename (path: string, nextPath: string, from: string, to: string): Promise<void> {
+    const catalog = this.#catalog
+    const file = catalog.tree.file(path, 'rename')
+    catalog.tree.assertCanPut(nextPath, 'rename')
+    if (from === to) return
+    const mtime = new Date(file.mtimeMs)
+    // A move that keeps the form only changes the path; any other is stored again at `to`.
+    const text = keepsForm(file.stored, to) ? undefined : await fileText(this.#pool, path, from, file)
+    // Neither end may have changed since this process read or wrote it.
+    const heldFrom = catalog.held(path)
+    const held = catalog.held(nextPath)
+    const placed = await transaction(this.#pool, async (client) => {
+      if (heldFrom !== undefined) await assertVersionAt(client, from, heldFrom.version)
+      if (held !== undefined) await assertVersionAt(client, to, held.version)
+      await removeAt(client, to)
+      if (text === undefined) return { stored: file.stored, ...await moveAt(client, from, to, file.stored) }
+      await removeAt(client, from)
+      await this.#unsaved.claim(client, nextPath, text)
+      return await placeAt(client, to, text, mtime)
+    })
+    catalog.record(path, undefined)
+    catalog.record(nextPath, { ...file, ...placed, entries: text === undefined ? file.entries : entryCount(placed.stored, text) })
+    catalog.hold(path, undefined)
+    catalog.hold(nextPath, placed)
+  }
+
+  /** Removes the file at `path` (`rel`). */
+  async unlink (path: string, rel: string): Promise<void> {
+    this.#catalog.tree.file(path, 'unlink')
+    await transaction(this.#pool, async (client) => { await removeAt(client, rel) })
+    this.#catalog.record(path, undefined)
+    this.#catalog.hold(path, undefined)
+  }
+}
