@@ -7,6 +7,8 @@
  * session file holds it (without the newline), and `ss_sessions.header` the header line, so an
  * export is the header line and the entry lines in `seq` order, byte for byte the disk file.
  */
+import { APPEND_MIGRATIONS } from './schema-appends.js'
+
 export interface Migration {
   version: number
   name: string
@@ -290,4 +292,5 @@ ALTER TABLE ss_idempotency_keys ALTER COLUMN response DROP NOT NULL,
   ADD COLUMN owner text, ADD COLUMN claimed_at timestamptz;
 `,
   },
+  ...APPEND_MIGRATIONS,
 ]
