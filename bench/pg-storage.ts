@@ -9,10 +9,11 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FileSessionStorage } from '../src/storage/file-session-storage.js'
-import type { SessionStorageWriter } from '../src/storage/types.js'
+import type { SessionStorage, SessionStorageWriter } from '../src/storage/types.js'
 import { LiveReader } from '../src/storage/postgres/follower.js'
 import { migrate } from '../src/storage/postgres/migrate.js'
 import { PgNotifier } from '../src/storage/postgres/notifier.js'
+import { PgSessionStorage } from '../src/storage/postgres/pg-session-storage.js'
 import { createPool } from '../src/storage/postgres/pool.js'
 import { PgSessionLog } from '../src/storage/postgres/session-log.js'
 import { TEXT_PAGE_ROWS } from '../src/storage/postgres/session-text.js'
@@ -29,18 +30,28 @@ export interface PgStorageResults {
 }
 
 /**
- * The disk side: one writer per session file and the group commit of the session layer (all
- * lines pending when a batch starts go out in one write, then one fdatasync), so both sides
- * acknowledge only durable appends.
+ * Appends through a storage as the server makes them: one writer per session file (created
+ * with its header first) and the group commit of the session layer (all lines pending when a
+ * batch starts go out in one write, then one sync), so both storages acknowledge only durable
+ * appends. The disk storage writes and fdatasyncs the file; the PostgreSQL storage commits
+ * the batch (its writers' batches of every session waiting at that moment share a statement).
  */
-class DiskLog {
+class LayerLog {
   readonly #writers = new Map<string, { w: SessionStorageWriter, pending: Array<{ line: string, done: () => void, fail: (e: unknown) => void }>, busy: boolean }>()
-  readonly #storage = new FileSessionStorage()
-  constructor (readonly dir: string) {}
+  constructor (readonly storage: SessionStorage, readonly dir: string) {}
+
+  #path (session: string): string {
+    return join(this.dir, 'sessions', '--bench--', `${session}.jsonl`)
+  }
+
+  async create (session: string): Promise<void> {
+    this.storage.ensureDirSync(join(this.dir, 'sessions', '--bench--'))
+    await this.storage.writeText(this.#path(session), `${HEADER(session)}\n`)
+  }
 
   async append (session: string, line: string): Promise<void> {
     let s = this.#writers.get(session)
-    if (s === undefined) this.#writers.set(session, s = { w: this.#storage.openWriter(join(this.dir, `${session}.jsonl`), { flags: 'a' }), pending: [], busy: false })
+    if (s === undefined) this.#writers.set(session, s = { w: this.storage.openWriter(this.#path(session), { flags: 'a' }), pending: [], busy: false })
     const slot = s
     await new Promise<void>((resolve, reject) => {
       slot.pending.push({ line, done: resolve, fail: reject })
@@ -81,7 +92,7 @@ async function load (append: (session: string, n: number) => Promise<void>, sess
 
 async function appendLoads (url: string, rounds: number, seconds: number): Promise<PgStorageResults['appends']> {
   const pool = createPool(url, { max: 10 })
-  const log = new PgSessionLog(pool)
+  const pgStorage = await PgSessionStorage.open(pool, { dataDir: '/bench-pg-storage' })
   const loads = [
     { load: '1 session × 100 writers', sessions: 1, writers: 100 },
     { load: '100 sessions × 1 writer', sessions: 100, writers: 100 },
@@ -90,10 +101,13 @@ async function appendLoads (url: string, rounds: number, seconds: number): Promi
   for (let round = 0; round < rounds; round++) {
     for (const [i, l] of loads.entries()) {
       const ids = Array.from({ length: l.sessions }, (_, s) => `r${round}-l${i}-s${s}`)
-      for (const id of ids) await log.create({ tenant: 'bench', id, cwd: '/bench', header: HEADER(id) })
-      const pgRate = await load(async (s, n) => { await log.append('bench', s, [{ id: `e${n}`, line: LINE(`e${n}`) }]) }, ids, l.writers, seconds)
+      const pgLog = new LayerLog(pgStorage, '/bench-pg-storage')
+      for (const id of ids) await pgLog.create(id)
+      const pgRate = await load(async (s, n) => { await pgLog.append(s, LINE(`e${n}`)) }, ids, l.writers, seconds)
+      await pgLog.close()
       const dir = mkdtempSync(join(tmpdir(), 'ss-bench-disk-'))
-      const disk = new DiskLog(dir)
+      const disk = new LayerLog(new FileSessionStorage(), dir)
+      for (const id of ids) await disk.create(id)
       const diskRate = await load(async (s, n) => { await disk.append(s, LINE(`e${n}`)) }, ids, l.writers, seconds)
       await disk.close()
       rmSync(dir, { recursive: true, force: true })
@@ -101,6 +115,7 @@ async function appendLoads (url: string, rounds: number, seconds: number): Promi
       out[i]!.disk.push(diskRate)
     }
   }
+  await pgStorage.close()
   await pool.end()
   return out
 }
@@ -192,9 +207,10 @@ export function pgStorageSection (r: PgStorageResults, rounds: number): string {
   return [
     '## PostgreSQL storage layer against the disk storage layer',
     '',
-    'Without HTTP: `PgSessionLog` (src/storage/postgres, a pool of 10, each append a transaction that locks the session row,',
-    'concurrent appends to one session sharing one transaction) against session files written through `FileSessionStorage`',
-    'with the same group commit (one write, then one fdatasync, for everything pending). Both acknowledge only durable',
+    'Appends without HTTP: `PgSessionStorage` (src/storage/postgres, a pool of 10: the batches of every session waiting at',
+    'a moment commit in one transaction, `ss_append_files`) against session files written through `FileSessionStorage`,',
+    'both driven by the same group commit of the session layer (per session: one write, then one sync, for everything',
+    'pending), as the server drives them. Both acknowledge only durable',
     `appends; 982-byte lines; 5 s per load, loads interleaved, ${rounds} rounds, medians. PostgreSQL on 127.0.0.1 with`,
     '`synchronous_commit` on. Instances A and B below are separate pools and notifiers in one process.',
     '',
