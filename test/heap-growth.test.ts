@@ -34,9 +34,11 @@ function limitFactors (bound: boolean, nodeArgs: string[] = [], loading = 0, you
 
 describe('heap growth', () => {
   it(`makes V8 grow the heap by ${HEAP_GROWING_PERCENT} % past the live data, where it would choose its own factor`, () => {
+    // V8's own factor follows its measured collection and mutator speeds (printed to one
+    // decimal, so one of them may happen to read as the fixed one); never all of them.
     const own = limitFactors(false)
     expect(own.length).toBeGreaterThan(0)
-    expect(own).not.toContain(1 + HEAP_GROWING_PERCENT / 100)
+    expect(new Set(own)).not.toEqual(new Set([1 + HEAP_GROWING_PERCENT / 100]))
     const fixed = limitFactors(true)
     expect(fixed.length).toBeGreaterThan(0)
     expect(new Set(fixed)).toEqual(new Set([1 + HEAP_GROWING_PERCENT / 100]))
