@@ -15,6 +15,13 @@ export const OMP_READER_VERSION = '18.2.3'
 export const OMP_DIR = join(ROOT, 'node_modules', '.cache', 'omp-reader')
 const READERS = join(ROOT, 'test', 'compat', 'readers')
 
+/**
+ * Versions held fixed in that install, whose tree npm otherwise resolves afresh: the registry
+ * has `@babel/types` 7.29.17, which asks for an `@babel/helper-string-parser` ^7.29.17 it does
+ * not have (so the newest match fails to install), while 7.29.15 installs.
+ */
+const OVERRIDES = { '@babel/types': '7.29.15' }
+
 function installedVersion (): string | undefined {
   const manifest = join(OMP_DIR, 'node_modules', '@oh-my-pi', 'pi-coding-agent', 'package.json')
   return existsSync(manifest) ? (JSON.parse(readFileSync(manifest, 'utf8')) as { version: string }).version : undefined
@@ -23,7 +30,7 @@ function installedVersion (): string | undefined {
 export default function setup (): void {
   mkdirSync(OMP_DIR, { recursive: true })
   if (installedVersion() !== OMP_READER_VERSION) {
-    writeFileSync(join(OMP_DIR, 'package.json'), JSON.stringify({ name: 'omp-reader', private: true, type: 'module' }) + '\n')
+    writeFileSync(join(OMP_DIR, 'package.json'), JSON.stringify({ name: 'omp-reader', private: true, type: 'module', overrides: OVERRIDES }) + '\n')
     const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
     const res = spawnSync(npm, [
       'install', '--no-package-lock', '--no-save', '--no-audit', '--no-fund', '--loglevel=error',
