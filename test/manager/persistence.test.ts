@@ -11,6 +11,15 @@ import { waitUntil } from '../helpers/wait.js'
 const { env, spy, create } = useManagerEnv()
 const lines = (path: string) => readFileSync(path, 'utf8').split('\n').filter((l) => l !== '')
 
+/** A manager whose session file is written and synced, with the storage calls so far forgotten, and the file's name. */
+async function written (): Promise<{ m: SessionManager, name: string }> {
+  const m = await create()
+  m.appendMessage(assistant())
+  await m.flush()
+  spy.ops.length = 0
+  return { m, name: m.getSessionFile()!.split('/').pop()! }
+}
+
 describe('deferral and first flush (SPEC.md §8.3)', () => {
   it('§12.62 a session with only user messages has no file after flush() and close()', async () => {
     const m = await create()
@@ -67,10 +76,7 @@ describe('deferral and first flush (SPEC.md §8.3)', () => {
   })
 
   it('group commit: concurrent appends share writes and fsyncs', async () => {
-    const m = await create()
-    m.appendMessage(assistant())
-    await m.flush()
-    spy.ops.length = 0
+    const { m } = await written()
     await Promise.all(Array.from({ length: 50 }, async () => {
       m.appendMessage(user())
       await m.flush()
@@ -85,11 +91,7 @@ describe('deferral and first flush (SPEC.md §8.3)', () => {
 
 describe('durability (SPEC.md §8.4)', () => {
   it('a flush right after an append syncs after that write; appends joining the batch before it runs are covered too', async () => {
-    const m = await create()
-    m.appendMessage(assistant())
-    await m.flush()
-    const name = m.getSessionFile()!.split('/').pop()!
-    spy.ops.length = 0
+    const { m, name } = await written()
     const first = m.appendMessage(user('a'))
     const flushed = m.flush()
     const second = m.appendMessage(user('b'))
@@ -99,11 +101,7 @@ describe('durability (SPEC.md §8.4)', () => {
   })
 
   it('an append after a batch started writing gets its own write and its own sync, in order', async () => {
-    const m = await create()
-    m.appendMessage(assistant())
-    await m.flush()
-    const name = m.getSessionFile()!.split('/').pop()!
-    spy.ops.length = 0
+    const { m, name } = await written()
     let release!: () => void
     const held = new Promise<void>((resolve) => { release = resolve })
     let holding = false

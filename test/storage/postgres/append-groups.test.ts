@@ -84,6 +84,32 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
     await Promise.all([ws.close().catch(() => {}), wf.close()])
   })
 
+  it('an append holding an id its session has, or one id twice, leaves no row of it, and the others of its group commit', async () => {
+    const s = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
+    const made = await sessions(s, 3)
+    const texts = made.map(({ id }, i) => [`${entry(`${id}-0`)}\n`, `${entry(`${id}-x`)}\n${entry(`${id}-x`)}\n`, `${entry(`${id}-1`)}\n`][i] as string)
+    const writers = made.map((m) => s.openWriter(m.path, { flags: 'a' }))
+    await Promise.all(writers.map(async (w, i) => { await w.writeLine(texts[i] as string); await w.fsync() }))
+    for (const [i, m] of made.entries()) expect(await s.readText(m.path)).toBe(`${header(m.id)}\n${entry(`${m.id}-0`)}\n${texts[i] as string}`)
+    const [, twice, fine] = made as [{ id: string, path: string }, { id: string, path: string }, { id: string, path: string }]
+    expect((await database.pool.query('SELECT 1 FROM ss_entries WHERE session = $1 AND id = $2', [twice.id, `${twice.id}-x`])).rows).toEqual([])
+    expect((await seqs(fine.id)).map((r) => r.id)).toEqual([`${fine.id}-0`, `${fine.id}-1`])
+    await Promise.all(writers.map(async (w) => { await w.close() }))
+  })
+
+  it('ss_append_files refuses an append holding an id its session has and keeps none of its rows', async () => {
+    const s = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
+    const [taken, fine] = await sessions(s, 2) as [{ id: string, path: string }, { id: string, path: string }]
+    const tenants = (await database.pool.query<{ tenant: string }>('SELECT tenant FROM ss_sessions WHERE id = ANY ($1) ORDER BY id', [[taken.id, fine.id]])).rows.map((r) => r.tenant)
+    const ids = [`${taken.id}-new`, `${taken.id}-0`, `${fine.id}-1`]
+    const { rows } = await database.pool.query<{ status: string }>(
+      'SELECT status FROM ss_append_files($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::integer[], $6::integer[], $7::integer[], $8::text[], $9::text[])',
+      [tenants, [taken.id, fine.id], [null, null], [new Date(), new Date()], [2, 1], [1, 1, 2], [1, 2, 1], ids, ids.map(entry)])
+    expect(rows.map((r) => r.status)).toEqual(['duplicate', 'ok'])
+    expect((await seqs(taken.id)).map((r) => r.id)).toEqual([`${taken.id}-0`])
+    expect((await seqs(fine.id)).map((r) => r.id)).toEqual([`${fine.id}-0`, `${fine.id}-1`])
+  })
+
   it('an append the database refuses fails alone: the others of its group commit', async () => {
     await database.pool.query(`CREATE FUNCTION refuse_poison () RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.id LIKE '%-poison' THEN RAISE EXCEPTION 'refused'; END IF; RETURN NEW; END $$`)

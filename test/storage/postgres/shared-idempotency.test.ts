@@ -6,15 +6,12 @@
  * failed attempt frees its key; a claim left by a server killed while it appended is taken over
  * once it has gone stale.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
-import { startServer, type ServerProcess } from '../../helpers/server-process.js'
+import { describe, expect, it } from 'vitest'
+import { pgAvailable } from '../../helpers/pg.js'
 import { assistant, message, user } from '../../http/session-helpers.js'
 import { call, type Answer } from './server-calls.js'
+import { useTwoServers } from './two-servers.js'
 
 /** Sessions appended to side by side in each round; one key per session per round. */
 const SESSIONS = 8
@@ -85,24 +82,7 @@ const lockRow = async (url: string, id: string): Promise<HeldLock> =>
   await HeldLock.take(url, 'SELECT 1 FROM ss_sessions WHERE id = $1 FOR UPDATE', [id])
 
 describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', () => {
-  let db: TestDatabase
-  let a: ServerProcess
-  let b: ServerProcess
-  const dirs: string[] = []
-  const freshDir = (): string => { const d = mkdtempSync(join(tmpdir(), 'ss-pg-idem-')); dirs.push(d); return d }
-  const env = (): Record<string, string> => ({ DATA_DIR: freshDir(), STORAGE: 'postgres', DATABASE_URL: db.url })
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    a = await startServer(env())
-    b = await startServer(env())
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const s of [a, b]) if (s !== undefined && s.child.exitCode === null) { s.child.kill('SIGKILL'); await s.exited }
-    await db?.drop()
-    for (const d of dirs) rmSync(d, { recursive: true, force: true })
-  })
+  const servers = useTwoServers()
 
   /** Sends round `round`'s key of each session to A and B at once; the answers of each pair. */
   async function sendPairs (ids: string[], round: number): Promise<Answer[][]> {
@@ -110,14 +90,14 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
       const path = `/v1/sessions/${id}/entries`
       const headers = { 'idempotency-key': `r${round}-s${s}` }
       const body = message(user(`round ${round}`))
-      return await Promise.all([call(a.baseUrl, 'POST', path, body, headers), call(b.baseUrl, 'POST', path, body, headers)])
+      return await Promise.all([call(servers.a.baseUrl, 'POST', path, body, headers), call(servers.b.baseUrl, 'POST', path, body, headers)])
     }))
   }
 
   async function sessionsOnBoth (cwd: string): Promise<string[]> {
     const ids: string[] = []
-    for (let s = 0; s < SESSIONS; s++) ids.push(await savedSession(a.baseUrl, cwd))
-    for (const id of ids) expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)).status).toBe(200)
+    for (let s = 0; s < SESSIONS; s++) ids.push(await savedSession(servers.a.baseUrl, cwd))
+    for (const id of ids) expect((await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)).status).toBe(200)
     return ids
   }
 
@@ -127,14 +107,14 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
   it('appends once: one server applies, the other replays its answer', async () => {
     const ids = await sessionsOnBoth('/work/idem')
     for (let round = 0; round < ROUNDS; round++) for (const pair of await sendPairs(ids, round)) expectOneApplied(pair)
-    for (const id of ids) expect(await contents(b.baseUrl, id)).toEqual(appended(ROUNDS))
+    for (const id of ids) expect(await contents(servers.b.baseUrl, id)).toEqual(appended(ROUNDS))
   })
 
   it('appends once when both attempts are in before either writes its key', async () => {
     const ids = await sessionsOnBoth('/work/idem-held')
     for (let round = 0; round < 2; round++) {
       // Writes of keys wait until both attempts of every pair write theirs.
-      const lock = await HeldLock.take(db.url, 'LOCK TABLE ss_idempotency_keys IN SHARE MODE')
+      const lock = await HeldLock.take(servers.db.url, 'LOCK TABLE ss_idempotency_keys IN SHARE MODE')
       try {
         const pairs = sendPairs(ids, round)
         await lock.waitForWaiters(2 * ids.length, 'ss_idempotency_keys')
@@ -144,17 +124,17 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
         await lock.end()
       }
     }
-    for (const id of ids) expect(await contents(b.baseUrl, id)).toEqual(appended(2))
+    for (const id of ids) expect(await contents(servers.b.baseUrl, id)).toEqual(appended(2))
   })
 
   it('the same key with another body is 422 on the other server while the first attempt is in flight', async () => {
-    const id = await savedSession(a.baseUrl, '/work/idem-other')
-    const lock = await lockRow(db.url, id)
+    const id = await savedSession(servers.a.baseUrl, '/work/idem-other')
+    const lock = await lockRow(servers.db.url, id)
     try {
       const headers = { 'idempotency-key': 'other-1' }
-      const first = call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('first')), headers)
+      const first = call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('first')), headers)
       await lock.waitForWaiters(1)
-      const other = call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('second')), headers)
+      const other = call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('second')), headers)
       // Answered while the first attempt still waits (it would be 422 after it, too).
       const waiting = new Promise<undefined>((resolve) => setTimeout(resolve, 10_000))
       const answered = await Promise.race([other, waiting])
@@ -164,27 +144,27 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
     } finally {
       await lock.end()
     }
-    expect(await contents(b.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'first'])
+    expect(await contents(servers.b.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'first'])
   })
 
   it('a failed attempt keeps nothing: a retry with the key through the other server appends', async () => {
-    const id = await savedSession(a.baseUrl, '/work/idem-failed')
+    const id = await savedSession(servers.a.baseUrl, '/work/idem-failed')
     const path = `/v1/sessions/${id}/entries`
     const body = message(user('after a failure'))
-    const stale = await call(a.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1', 'if-match': '"stale"' })
+    const stale = await call(servers.a.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1', 'if-match': '"stale"' })
     expect(stale.status).toBe(412)
-    const retry = await call(b.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1' })
+    const retry = await call(servers.b.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1' })
     expect(retry.status).toBe(201)
     expect(retry.headers['idempotent-replayed']).toBeUndefined()
-    const again = await call(a.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1' })
+    const again = await call(servers.a.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1' })
     expect(again.headers['idempotent-replayed']).toBe('true')
-    expect(await contents(a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'after a failure'])
+    expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'after a failure'])
   })
 
   it('a key claimed by a server killed while it appended is applied once by a retry', async () => {
-    const id = await savedSession(a.baseUrl, '/work/idem-killed')
-    const c = await startServer(env())
-    const lock = await lockRow(db.url, id)
+    const id = await savedSession(servers.a.baseUrl, '/work/idem-killed')
+    const c = await servers.start()
+    const lock = await lockRow(servers.db.url, id)
     try {
       const body = message(user('once'))
       const headers = { 'idempotency-key': 'killed-1' }
@@ -201,17 +181,17 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
       // A retry waits while the claim is fresh, and appends once it has gone stale (aged here
       // rather than waited for).
       let answered = false
-      const retrying = call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).finally(() => { answered = true })
+      const retrying = call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).finally(() => { answered = true })
       await new Promise((resolve) => setTimeout(resolve, 1000))
       expect(answered).toBe(false)
       await lock.client.query("UPDATE ss_idempotency_keys SET claimed_at = claimed_at - interval '1 hour' WHERE key = 'killed-1'")
       const retry = await retrying
       expect(retry.status).toBe(201)
       expect(retry.headers['idempotent-replayed']).toBeUndefined()
-      const again = await call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
+      const again = await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
       expect(again.headers['idempotent-replayed']).toBe('true')
       expect(JSON.stringify(again.body)).toBe(JSON.stringify(retry.body))
-      expect(await contents(a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'once'])
+      expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'once'])
     } finally {
       await lock.end()
       if (c.child.exitCode === null && c.child.signalCode === null) { c.child.kill('SIGKILL'); await c.exited }
