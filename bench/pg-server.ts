@@ -178,8 +178,9 @@ export async function measurePgServer (options: PgServerOptions): Promise<PgServ
     const setup = createPool(url, { max: 1 })
     await migrate(setup)
     await setup.end()
-    const appends = await appendLoads(url, options)
+    // The opens first: after the append loads, the database is still checkpointing and vacuuming their rows.
     const open = await openLoads(url, options.rounds)
+    const appends = await appendLoads(url, options)
     return { ...appends, open, startedAt, loadStart, loadEnd: loadavg() }
   })
 }
@@ -220,7 +221,8 @@ export function pgServerSection (r: PgServerResults, options: PgServerOptions): 
     'loaded: each run starts a fresh server, then times the first `GET /context` (request to last byte: reading every line from',
     'the database or the file, building the session and its context, sending the answer) and a second one. The PostgreSQL',
     'server holds the session as rows (stored the way the server stores a session file), read from an empty DATA_DIR;',
-    `the disk server reads the same file. Runs alternate between the two; ${options.rounds} each.`,
+    `the disk server reads the same file. Runs alternate between the two; ${options.rounds} each. The opens run before the`,
+    'append loads above, on the fresh database: after those loads PostgreSQL spends a while checkpointing and vacuuming their rows.',
     '',
     openTables(r.open),
   ].join('\n')
