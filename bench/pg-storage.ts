@@ -18,7 +18,7 @@ import { createPool } from '../src/storage/postgres/pool.js'
 import { PgSessionLog } from '../src/storage/postgres/session-log.js'
 import { TEXT_PAGE_ROWS } from '../src/storage/postgres/session-text.js'
 import { withDatabase } from './lib/pg-database.js'
-import { fmt, int, median, percentileSorted, sleep, table, verdict } from './lib/stats.js'
+import { fmt, int, median, percentileSorted, sleep, table } from './lib/stats.js'
 
 const LINE = (id: string): string => JSON.stringify({ type: 'message', id, parentId: null, timestamp: '2026-01-01T00:00:00.000Z', message: { role: 'user', content: [{ type: 'text', text: 'x'.repeat(900) }] } })
 const HEADER = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-01-01T00:00:00.000Z', cwd: '/bench' })
@@ -213,19 +213,22 @@ export function pgStorageSection (r: PgStorageResults, rounds: number): string {
     'pending), as the server drives them. Both acknowledge only durable',
     `appends; 982-byte lines; 5 s per load, loads interleaved, ${rounds} rounds, medians. PostgreSQL on 127.0.0.1 with`,
     '`synchronous_commit` on. Instances A and B below are separate pools and notifiers in one process.',
+    'These figures show where the time goes below HTTP and carry no verdict: the targets (durable appends at ≥ ×0.5 of disk,',
+    'cross-server delivery p99 ≤ 50 ms, a 100,000-entry open ≤ 1 s) are judged on the servers as shipped, over HTTP, in the',
+    'two PostgreSQL sections that follow.',
     '',
-    table(['load', 'disk appends/s', 'postgres appends/s', 'postgres ÷ disk', 'target', 'verdict'], r.appends.map((a) => {
+    table(['load', 'disk appends/s', 'postgres appends/s', 'postgres ÷ disk'], r.appends.map((a) => {
       const ratio = median(a.pg) / median(a.disk)
-      return [a.load, `${int(median(a.disk))} (${a.disk.map(int).join(' / ')})`, `${int(median(a.pg))} (${a.pg.map(int).join(' / ')})`, `×${fmt(ratio, 2)}`, '≥ ×0.50', verdict(ratio >= 0.5)]
+      return [a.load, `${int(median(a.disk))} (${a.disk.map(int).join(' / ')})`, `${int(median(a.pg))} (${a.pg.map(int).join(' / ')})`, `×${fmt(ratio, 2)}`]
     })),
     '',
     `Delivery across instances: ${int(d.sent)} appends on A at 200/s to one session, 100 followers on B (LISTEN/NOTIFY wake-up,`,
     `one shared re-read from the table per wake-up): ${int(d.samples)} of ${int(d.expected)} deliveries seen; from the append call on A to the entry in a`,
-    `follower on B: p50 ${fmt(d.p50)} ms, p99 ${fmt(d.p99)} ms, max ${fmt(d.max)} ms (target p99 ≤ 50 ms: ${verdict(d.p99 <= 50)}).`,
+    `follower on B: p50 ${fmt(d.p50)} ms, p99 ${fmt(d.p99)} ms, max ${fmt(d.max)} ms.`,
     '',
     `Reading a 100,000-entry session back from the database: as one export (one snapshot, pages of ${int(TEXT_PAGE_ROWS)} rows) ${r.open100k.exportMs.map((x) => fmt(x, 0)).join(' / ')} ms`,
     `(median ${fmt(median(r.open100k.exportMs), 0)} ms), as entries in pages of 10,000 ${r.open100k.pagedMs.map((x) => fmt(x, 0)).join(' / ')} ms`,
-    `(median ${fmt(median(r.open100k.pagedMs), 0)} ms); target ≤ 1 s: ${verdict(median(r.open100k.exportMs) <= 1000)}. This is the read only: building the`,
+    `(median ${fmt(median(r.open100k.pagedMs), 0)} ms). This is the read only: building the`,
     'session model from those lines is the same work the disk backend does (see the cold-open section).',
   ].join('\n')
 }
