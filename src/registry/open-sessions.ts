@@ -1,6 +1,7 @@
 /**
  * The sessions held in memory, at most `max` of them and at most `maxBytes` of session data
- * (when set), least recently used evicted first (flush + close). A session is never evicted while a request uses it, while it has live
+ * (when set; or the one used last alone, when it is larger), least recently used evicted first
+ * (flush + close). A session is never evicted while a request uses it, while it has live
  * subscribers, or while it is still deferred (it lives only in memory). Opening is
  * single-flight: concurrent requests for one id share one `SessionManager.open`, so one file
  * never has two managers (SPEC.md §6.1 service rule).
@@ -113,13 +114,15 @@ export class OpenSessions {
 
   /**
    * Closes least recently used sessions until at most `max` remain and their bytes fit
-   * `maxBytes`, or none can go.
+   * `maxBytes`, or none can go. The session used last is never closed for the budget: when it
+   * alone is larger, closing it would only load it again, whole, for its next request.
    */
   evictIfNeeded (): void {
     if (!this.#over()) return
+    const newest = this.#newest
     for (const slot of [...this.#slots.values()]) {
       if (!this.#over()) return
-      if (!this.#evictable(slot)) continue
+      if (slot === newest || !this.#evictable(slot)) continue
       this.#drop(slot)
       this.#close(slot)
     }

@@ -105,4 +105,30 @@ describe('open-session cache byte budget (MAX_OPEN_SESSION_BYTES)', () => {
     expect((await registry.get('s0')).entryCount).toBe(2)
     await registry.close()
   })
+
+  it('keeps the session used last loaded even when it alone is over the budget, and evicts it when another is used', async () => {
+    const storage = new MemorySessionStorage()
+    const registry = createRegistry({
+      dataDir: '/ss-budget-big',
+      storage,
+      blobs: new MemoryBlobStore(),
+      maxOpenSessions: 1000,
+      limits: { maxOpenSessionBytes: 100 * 1024 },
+    })
+    const text = 'y'.repeat(30 * 1024)
+    await registry.create({ cwd: '/w', id: 'big' })
+    await registry.append('big', { entries: [message(user(text)), message(assistant('ok'))] }, {})
+    for (let i = 0; i < 5; i++) {
+      await registry.append('big', { entries: [message(user(text))] }, {})
+      // Closing it would only load it again for the next request, the whole file each time.
+      expect(registry.openStats()).toMatchObject({ sessions: 1 })
+    }
+    expect(registry.openStats().bytes).toBeGreaterThan(100 * 1024)
+    await registry.create({ cwd: '/w', id: 'small' })
+    await registry.append('small', { entries: [message(user('hi')), message(assistant('ok'))] }, {})
+    expect(registry.openStats().sessions).toBe(1)
+    expect(registry.openStats().bytes).toBeLessThanOrEqual(100 * 1024)
+    expect((await registry.get('big')).entryCount).toBe(7)
+    await registry.close()
+  })
 })
