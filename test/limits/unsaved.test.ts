@@ -84,15 +84,17 @@ describe('unsaved sessions per tenant (MAX_UNSAVED_SESSIONS)', () => {
 })
 
 describe('open-session cache byte budget (MAX_OPEN_SESSION_BYTES)', () => {
+  /** A registry on memory storage whose open sessions may hold 100 KiB. */
+  const budgetRegistry = (dataDir: string): ReturnType<typeof createRegistry> => createRegistry({
+    dataDir,
+    storage: new MemorySessionStorage(),
+    blobs: new MemoryBlobStore(),
+    maxOpenSessions: 1000,
+    limits: { maxOpenSessionBytes: 100 * 1024 },
+  })
+
   it('evicts saved sessions once their bytes exceed the budget, even under the count limit', async () => {
-    const storage = new MemorySessionStorage()
-    const registry = createRegistry({
-      dataDir: '/ss-budget',
-      storage,
-      blobs: new MemoryBlobStore(),
-      maxOpenSessions: 1000,
-      limits: { maxOpenSessionBytes: 100 * 1024 },
-    })
+    const registry = budgetRegistry('/ss-budget')
     const text = 'y'.repeat(30 * 1024)
     for (let i = 0; i < 10; i++) {
       await registry.create({ cwd: '/w', id: `s${i}` })
@@ -107,14 +109,7 @@ describe('open-session cache byte budget (MAX_OPEN_SESSION_BYTES)', () => {
   })
 
   it('keeps the session used last loaded even when it alone is over the budget, and evicts it when another is used', async () => {
-    const storage = new MemorySessionStorage()
-    const registry = createRegistry({
-      dataDir: '/ss-budget-big',
-      storage,
-      blobs: new MemoryBlobStore(),
-      maxOpenSessions: 1000,
-      limits: { maxOpenSessionBytes: 100 * 1024 },
-    })
+    const registry = budgetRegistry('/ss-budget-big')
     const text = 'y'.repeat(30 * 1024)
     await registry.create({ cwd: '/w', id: 'big' })
     await registry.append('big', { entries: [message(user(text)), message(assistant('ok'))] }, {})
