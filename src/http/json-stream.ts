@@ -1,8 +1,8 @@
 /**
- * Large JSON answers sent as they are serialized: `JSON.stringify` of the object, one element of
- * one big array at a time, in chunks of about `CHUNK_CHARS`. The process never holds the whole
- * answer as one string plus its bytes (a 100 MB session's context is ~40 MB of JSON), and the
- * first bytes leave while the rest is being serialized.
+ * Large JSON answers sent as they are serialized: `JSON.stringify` of the object, a batch of
+ * elements of one big array at a time, in chunks of about `CHUNK_CHARS`. The process never holds
+ * the whole answer as one string plus its bytes (a 100 MB session's context is ~40 MB of JSON),
+ * and the first bytes leave while the rest is being serialized.
  */
 import { Readable } from 'node:stream'
 import { stringifyJson } from '../session/json-text.js'
@@ -11,20 +11,17 @@ import { stringifyJson } from '../session/json-text.js'
 const CHUNK_CHARS = 256 * 1024
 
 /**
- * The text of `JSON.stringify(value)` (depth-safe: `stringifyJson`) in small pieces: punctuation,
- * each element of `value[arrayKey]`, and every other property whole.
+ * The text of `JSON.stringify(value)` (depth-safe: `stringifyJson`) in pieces: punctuation, the
+ * elements of `value[arrayKey]` a batch at a time, and every other property whole.
  */
-function * jsonPieces (value: object, arrayKey: string): Generator<string> {
+function * jsonPieces (value: object, arrayKey: string, batchChars: number): Generator<string> {
   yield '{'
   let first = true
   for (const [key, item] of Object.entries(value)) {
     if (key === arrayKey && Array.isArray(item)) {
       yield `${first ? '' : ','}${JSON.stringify(key)}:[`
       first = false
-      for (let i = 0; i < item.length; i++) {
-        if (i > 0) yield ','
-        yield stringifyJson(item[i]) ?? 'null'
-      }
+      yield * elementPieces(item, batchChars)
       yield ']'
       continue
     }
@@ -36,10 +33,32 @@ function * jsonPieces (value: object, arrayKey: string): Generator<string> {
   yield '}'
 }
 
+/**
+ * The elements of `items` as the members of a JSON array, comma-separated, joined into pieces of
+ * about `batchChars` characters (one element more at most): a piece per element would cost as
+ * much again as serializing small ones, in handing each on and encoding it alone.
+ */
+function * elementPieces (items: unknown[], batchChars: number): Generator<string> {
+  let batch: string[] = []
+  let chars = 0
+  let first = true
+  for (const item of items) {
+    const text = stringifyJson(item) ?? 'null'
+    batch.push(text)
+    chars += text.length
+    if (chars < batchChars) continue
+    yield `${first ? '' : ','}${batch.join(',')}`
+    first = false
+    batch = []
+    chars = 0
+  }
+  if (batch.length > 0) yield `${first ? '' : ','}${batch.join(',')}`
+}
+
 /** `jsonPieces` joined into strings of about `chunkChars` characters. */
 export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUNK_CHARS): Generator<string> {
   let out = ''
-  for (const piece of jsonPieces(value, arrayKey)) {
+  for (const piece of jsonPieces(value, arrayKey, chunkChars / 4)) {
     out += piece
     if (out.length >= chunkChars) {
       yield out
@@ -57,7 +76,7 @@ export function * jsonChunks (value: object, arrayKey: string, chunkChars = CHUN
 export function * jsonByteChunks (value: object, arrayKey: string, chunkBytes = CHUNK_CHARS): Generator<Buffer> {
   let buf = Buffer.allocUnsafe(chunkBytes)
   let used = 0
-  for (const piece of jsonPieces(value, arrayKey)) {
+  for (const piece of jsonPieces(value, arrayKey, chunkBytes / 4)) {
     // A UTF-16 code unit takes at most 3 bytes: a piece that fits even so is written without
     // first counting its bytes (a pass over its text).
     if (piece.length * 3 <= chunkBytes - used) {
