@@ -86,6 +86,11 @@ function parseLine (text: string, start: number, end: number): FileRecord | unde
  */
 export class JsonlStreamParser {
   readonly records: FileRecord[] = []
+  /**
+   * The records whose line may spell a blob ref (`refMarkers`): no other record holds one, so
+   * resolving refs (§9.5) need not walk them.
+   */
+  readonly refCandidates = new Set<FileRecord>()
   /** The record of the file's first line, if that line is one. */
   firstLine: FileRecord | undefined
   /** Nothing but an optional BOM and spaces, tabs, CR and LF so far (`isEmptyContent`). */
@@ -114,11 +119,17 @@ export class JsonlStreamParser {
       }
       const line = this.#pending + chunk.slice(0, end)
       this.#pending = ''
-      this.#take(line, 0, line.length)
+      this.#take(line, 0, line.length, mayHoldRef(line))
       start = end + 1
     }
+    // The next place of each marker at or after the current line; each is looked for again only
+    // once a line has passed it, so that the chunk is scanned once per marker.
+    let sha = nextMarker(chunk, SHA_MARKER, start)
+    let escape = nextMarker(chunk, ESCAPE_MARKER, start)
     for (let end = chunk.indexOf('\n', start); end !== -1; end = chunk.indexOf('\n', start)) {
-      this.#take(chunk, start, end)
+      this.#take(chunk, start, end, sha < end || escape < end)
+      if (sha < end) sha = nextMarker(chunk, SHA_MARKER, end + 1)
+      if (escape < end) escape = nextMarker(chunk, ESCAPE_MARKER, end + 1)
       start = end + 1
     }
     this.#pending = chunk.slice(start)
@@ -126,18 +137,39 @@ export class JsonlStreamParser {
 
   /** Parses the last line (the text after the final `"\n"`, if any). */
   end (): FileRecord[] {
-    this.#take(this.#pending, 0, this.#pending.length)
+    this.#take(this.#pending, 0, this.#pending.length, mayHoldRef(this.#pending))
     this.#pending = ''
     return foldTitleSlot(this.records)
   }
 
-  #take (text: string, start: number, end: number): void {
+  #take (text: string, start: number, end: number, mayRef: boolean): void {
     const record = parseLine(text, start, end)
-    if (record !== undefined) this.records.push(record)
+    if (record !== undefined) {
+      this.records.push(record)
+      if (mayRef) this.refCandidates.add(record)
+    }
     const line = this.#line++
     // Behind a title slot, the header is on the second line.
     if (line === 0 || (line === 1 && isTitleSlot(this.firstLine))) this.firstLine = record
   }
+}
+
+/**
+ * A blob ref (`blob:sha256:<hex>`) in JSON text is either spelled out, `sha256:` included, or
+ * has a character written as a `\u` escape: the only escapes that can stand for one of its
+ * characters. A line with neither marker holds no ref.
+ */
+const SHA_MARKER = 'sha256:'
+const ESCAPE_MARKER = '\\u'
+
+/** Where `marker` next occurs in `text` from `from` on; `text.length` when it does not. */
+function nextMarker (text: string, marker: string, from: number): number {
+  const at = text.indexOf(marker, from)
+  return at === -1 ? text.length : at
+}
+
+function mayHoldRef (line: string): boolean {
+  return line.includes(SHA_MARKER) || line.includes(ESCAPE_MARKER)
 }
 
 function isBlank (c: number): boolean {

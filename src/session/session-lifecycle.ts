@@ -36,7 +36,7 @@ export async function setSessionFile (m: SessionManager, path: string, read?: st
     // The next append must not glue its line onto a torn fragment (§8.8); a migration
     // rewrite in loadRecords drops the fragment and with it this need.
     if (file.tornTail) m.queue.separateNextAppend(target)
-    await loadRecords(m, target, file.records)
+    await loadRecords(m, target, file.records, file.refCandidates)
     return
   }
   if (file.kind === 'invalid') await setAsideCorrupt(m.env.storage, target, m.env.log)
@@ -45,19 +45,26 @@ export async function setSessionFile (m: SessionManager, path: string, read?: st
   await m.queue.rewrite(target, m.state.records)
 }
 
-/** Migrates (persisting at once when a step ran), resolves blob refs and indexes (§4.4, §5.3). */
-async function loadRecords (m: SessionManager, target: string, records: FileRecord[]): Promise<void> {
-  if (migrateSessionEntries(records)) await m.queue.rewrite(target, records)
+/**
+ * Migrates (persisting at once when a step ran), resolves blob refs and indexes (§4.4, §5.3).
+ * Only `refCandidates` can hold a ref, unless a migration changed the records.
+ */
+async function loadRecords (m: SessionManager, target: string, records: FileRecord[], refCandidates: ReadonlySet<FileRecord>): Promise<void> {
+  const migrated = migrateSessionEntries(records)
+  if (migrated) await m.queue.rewrite(target, records)
   m.state.replace(records)
-  await resolveRefs(m)
+  await resolveRefs(m, migrated ? undefined : refCandidates)
   const title = m.state.header.title
   m.sessionName = typeof title === 'string' ? title : undefined
   m.flushed = true
 }
 
-/** @internal resolves the blob refs of the manager's entries in memory (§9.5). */
-export async function resolveRefs (m: SessionManager): Promise<void> {
-  await resolveBlobRefs(m.state.entries, m.env.blobs, (hash) => {
+/**
+ * @internal resolves the blob refs of the manager's entries in memory (§9.5); of those among
+ * `only` when given, the only records that can hold one.
+ */
+export async function resolveRefs (m: SessionManager, only?: ReadonlySet<FileRecord>): Promise<void> {
+  await resolveBlobRefs(only === undefined ? m.state.entries : [...only], m.env.blobs, (hash) => {
     m.env.log.warn({ hash }, 'Blob not found for image reference')
   })
 }

@@ -12,7 +12,14 @@ import type { FileRecord } from './types.js'
 
 export type FileClass =
   | { kind: 'missing' | 'empty' | 'invalid' }
-  | { kind: 'valid', records: FileRecord[], /** The last line lacks its `"\n"` (a torn append). */ tornTail: boolean }
+  | {
+    kind: 'valid'
+    records: FileRecord[]
+    /** The last line lacks its `"\n"` (a torn append). */
+    tornTail: boolean
+    /** The only records that may hold a blob ref (`JsonlStreamParser.refCandidates`). */
+    refCandidates: ReadonlySet<FileRecord>
+  }
 
 /** What one read of a session file yields, before it is classified. */
 export interface ParsedFile {
@@ -26,9 +33,11 @@ export interface ParsedFile {
   first: FileRecord | undefined
   /** The text does not end in `"\n"`. */
   tornTail: boolean
+  /** The only records that may hold a blob ref (`JsonlStreamParser.refCandidates`). */
+  refCandidates: ReadonlySet<FileRecord>
 }
 
-const MISSING: ParsedFile = { missing: true, empty: true, records: [], first: undefined, tornTail: false }
+const MISSING: ParsedFile = { missing: true, empty: true, records: [], first: undefined, tornTail: false, refCandidates: new Set() }
 
 /** `parseFile` of text already in hand. */
 export function parseText (text: string): ParsedFile {
@@ -39,7 +48,7 @@ export function parseText (text: string): ParsedFile {
 
 function parsed (parser: JsonlStreamParser): ParsedFile {
   const records = parser.end()
-  return { missing: false, empty: parser.blank, records, first: parser.firstLine, tornTail: parser.lastChar !== '\n' }
+  return { missing: false, empty: parser.blank, records, first: parser.firstLine, tornTail: parser.lastChar !== '\n', refCandidates: parser.refCandidates }
 }
 
 /**
@@ -113,7 +122,7 @@ export function classifyParsed (path: string, file: ParsedFile): FileClass {
   if (file.empty) return { kind: 'empty' }
   if (!isValidHeader(file.records[0])) return { kind: 'invalid' }
   assertSupportedVersion(path, file.records[0])
-  return { kind: 'valid', records: file.records, tornTail: file.tornTail }
+  return { kind: 'valid', records: file.records, tornTail: file.tornTail, refCandidates: file.refCandidates }
 }
 
 /**

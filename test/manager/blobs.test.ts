@@ -3,7 +3,7 @@
  * Acceptance scenarios 76–79 and 81.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { BlobStore } from '../../src/blobs/types.js'
@@ -179,6 +179,29 @@ describe('resolution on load (SPEC.md §9.5)', () => {
     // The ref is written back unchanged by later writes.
     await reopened.rewriteEntries()
     expect(contentOf(env.readJsonl(m.getSessionFile()!).find((r) => r.id === u))[0]!.data).toBe(`blob:sha256:${hash}`)
+  })
+
+  it('resolves a ref another writer spelled with \\u escapes, and a ref in a line cut across read chunks', async () => {
+    const a = imageOf(1200)
+    const b = imageOf(2000)
+    const m = await create()
+    const u = m.appendMessage({ role: 'user', content: [{ type: 'image', mimeType: 'image/png', data: a }], timestamp: 1 })
+    // Enough text before the second image that its line crosses a 64 KiB chunk of the read.
+    const v = m.appendMessage({ role: 'user', content: [{ type: 'text', text: 'x'.repeat(70_000) }, { type: 'image', mimeType: 'image/png', data: b }], timestamp: 2 })
+    m.appendMessage(assistant())
+    await m.close()
+    const file = m.getSessionFile()!
+    const text = readFileSync(file, 'utf8')
+    // The same ref, every character of `blob:sha256:` written as an escape (still the same JSON string).
+    const spelled = `blob:sha256:${sha256(a)}`
+    const escaped = [...'blob:sha256:'].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('') + sha256(a)
+    expect(text).toContain(spelled)
+    writeFileSync(file, text.replace(spelled, escaped))
+    expect(readFileSync(file, 'utf8')).not.toContain(spelled)
+
+    const reopened = await open(file)
+    expect(contentOf(reopened.getEntry(u))[0]).toEqual({ type: 'image', mimeType: 'image/png', data: a })
+    expect(contentOf(reopened.getEntry(v))[1]).toEqual({ type: 'image', mimeType: 'image/png', data: b })
   })
 })
 

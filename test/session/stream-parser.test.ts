@@ -41,6 +41,29 @@ describe('JsonlStreamParser', () => {
     }), { numRuns: 500 })
   })
 
+  it('marks as possible ref holders exactly the records whose line holds `sha256:` or a \\u escape, however the text is cut', () => {
+    const refLine = fc.oneof(
+      line,
+      fc.constant(`{"data":"blob:sha256:${'a'.repeat(64)}"}`),
+      fc.constant('{"data":"\\u0062lob:sha256:x"}'),
+      fc.constant('{"data":"C:\\\\users"}'),
+      fc.constant('{"t":"sha256"}'),
+      fc.string().map((s) => JSON.stringify({ text: `${s}sha256:${s}` })),
+    )
+    const refText = fc.tuple(fc.array(refLine, { maxLength: 10 }), fc.boolean()).map(([lines, trailing]) => lines.join('\n') + (trailing ? '\n' : ''))
+    fc.assert(fc.property(refText, fc.array(fc.nat(), { maxLength: 6 }), (t, cuts) => {
+      const parser = new JsonlStreamParser()
+      for (const piece of pieces(t, cuts)) parser.push(piece)
+      const records = parser.end()
+      // The lines that parse to a record, in order, beside their records.
+      const lines = t.split('\n').filter((l) => parseJsonlLenient(l).length === 1)
+      expect(lines).toHaveLength(records.length)
+      records.forEach((record, i) => {
+        expect(parser.refCandidates.has(record)).toBe(/sha256:|\\u/.test(lines[i] as string))
+      })
+    }), { numRuns: 500 })
+  })
+
   it('classifies through parseText as the whole-text rules do: empty, torn tail, first line', () => {
     expect(parseText('\uFEFF \r\n\t')).toMatchObject({ missing: false, empty: true, records: [] })
     expect(parseText('{"type":"session","id":"s"}\n{"type":"x","id":"1"}')).toMatchObject({ empty: false, tornTail: true, first: { id: 's' } })
