@@ -87,8 +87,8 @@ function parseLine (text: string, start: number, end: number): FileRecord | unde
 export class JsonlStreamParser {
   readonly records: FileRecord[] = []
   /**
-   * The records whose line may spell a blob ref (`refMarkers`): no other record holds one, so
-   * resolving refs (§9.5) need not walk them.
+   * The records whose line may spell a blob ref (`mayHoldRef`): no other record holds one, so
+   * resolving refs (§9.5) need not walk the others.
    */
   readonly refCandidates = new Set<FileRecord>()
   /** The record of the file's first line, if that line is one. */
@@ -154,11 +154,7 @@ export class JsonlStreamParser {
   }
 }
 
-/**
- * A blob ref (`blob:sha256:<hex>`) in JSON text is either spelled out, `sha256:` included, or
- * has a character written as a `\u` escape: the only escapes that can stand for one of its
- * characters. A line with neither marker holds no ref.
- */
+/** The two marks of a line that may hold a blob ref (`mayHoldRef`). */
 const SHA_MARKER = 'sha256:'
 const ESCAPE_MARKER = '\\u'
 
@@ -168,6 +164,11 @@ function nextMarker (text: string, marker: string, from: number): number {
   return at === -1 ? text.length : at
 }
 
+/**
+ * Whether a line of JSON may hold a blob ref (`blob:sha256:<hex>`): a ref is either spelled out,
+ * `sha256:` included, or has a character written as a `\u` escape, the only escapes that can
+ * stand for one of its characters. A line with neither mark holds no ref.
+ */
 function mayHoldRef (line: string): boolean {
   return line.includes(SHA_MARKER) || line.includes(ESCAPE_MARKER)
 }
