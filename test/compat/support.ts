@@ -33,10 +33,18 @@ export interface DiskServer {
   cleanup: () => Promise<void>
 }
 
+/** The fresh directory each data directory made by `startDiskServer` lies in, removed by any later server's `cleanup` too. */
+const freshParents = new Map<string, string>()
+
 /** Starts a server on `dataDir`, or on a fresh directory. Start it again on the same one to restart. */
 export async function startDiskServer (dataDir?: string): Promise<DiskServer> {
-  const parent = dataDir === undefined ? mkdtempSync(join(tmpdir(), 'ss-compat-')) : undefined
-  const dir = dataDir ?? join(parent!, 'data')
+  let dir = dataDir
+  if (dir === undefined) {
+    const made = mkdtempSync(join(tmpdir(), 'ss-compat-'))
+    dir = join(made, 'data')
+    freshParents.set(dir, made)
+  }
+  const parent = freshParents.get(dir)
   mkdirSync(dir, { recursive: true })
   const storage = new FileSessionStorage()
   const blobs = new FileBlobStore(join(dir, 'blobs'))
@@ -56,6 +64,7 @@ export async function startDiskServer (dataDir?: string): Promise<DiskServer> {
     cleanup: async () => {
       await stop()
       rmSync(parent ?? dir, { recursive: true, force: true })
+      freshParents.delete(dir)
     },
   }
 }
