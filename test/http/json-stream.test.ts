@@ -36,7 +36,7 @@ describe('jsonChunks', () => {
     expect(chunks.join('')).toBe(JSON.stringify(value))
   })
 
-  it('packs the bytes into buffers of at most the given size (a larger element alone), whatever the characters', () => {
+  it('packs the bytes into buffers of at most the given size (the piece holding a larger element alone), whatever the characters', () => {
     const value = {
       messages: Array.from({ length: 400 }, (_, i) => ({ text: `${i} ${'é✓😀x'.repeat(i % 37)}` })).concat([{ text: 'ü'.repeat(5000) }]),
       mode: 'ë',
