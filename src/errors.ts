@@ -132,6 +132,18 @@ export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded
 export const DatabaseUnavailable = createError<[] | [WithCause]>(
   'SS_DATABASE_UNAVAILABLE', 'The database is unavailable', 503)
 
+/**
+ * The `DatabaseUnavailable` that `err` is, or that caused it along its `cause` chain: a write that
+ * failed because the database was away is answered as that outage (503, retry later), not as a
+ * failed storage (507).
+ */
+export function databaseOutage (err: unknown): Error | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    if (hasCode(e, 'SS_DATABASE_UNAVAILABLE')) return e as Error
+  }
+  return undefined
+}
+
 export const Internal = createError<[] | [WithCause]>('SS_INTERNAL', 'Internal server error', 500)
 export const NotReady = createError<[string] | [string, WithCause]>('SS_NOT_READY', 'Not ready: %s', 503)
 /**

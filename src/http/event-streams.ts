@@ -3,8 +3,9 @@
  * loop; registry notifications only wake the loop (STYLE.md §11), so a missed wake-up costs
  * latency, never a gap, and the advancing cursor rules out duplicates.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { Validation } from '../errors.js'
+import { hasCode, Validation } from '../errors.js'
 import { applyBlobMode } from '../registry/blob-refs.js'
 import type { BlobMode, GlobalEvent, SessionEvent, SessionRegistry } from '../registry/session-registry.js'
 import type { SessionEntryBase } from '../session/types.js'
@@ -123,14 +124,32 @@ async function pumpSession (
     if (outcome === 'idle' && await conn.nextWake() === 'closed') return
     if (outcome === 'drain' && !await conn.drain()) return
     if (outcome === 'load') {
-      let batch: SessionEntryBase[] | undefined
-      try {
-        batch = await registry.readVisible(id, cursor, READ_BATCH)
-      } catch {
-        batch = undefined // deleted: its `deleted` event is queued
-      }
+      const batch = await loadVisible(registry, conn, id, cursor)
+      if (batch === 'closed') return
       outcome = batch === undefined ? pass([], true) : pass(batch)
     } else outcome = pass()
+  }
+}
+
+/** The first wait before loading a session again whose storage failed, doubled up to `LOAD_RETRY_MAX_MS`. */
+const LOAD_RETRY_MS = 100
+const LOAD_RETRY_MAX_MS = 2000
+
+/**
+ * `readVisible` for a stream whose session is not loaded: undefined when it was deleted (its
+ * `deleted` event is queued). While the storage fails (the database is away), the stream stays
+ * open and tries again, more and more slowly, until it loads or the subscriber leaves
+ * (`'closed'`); the entries appended meanwhile then follow its cursor, none skipped.
+ */
+async function loadVisible (registry: SessionRegistry, conn: SseConnection, id: string, cursor: number): Promise<SessionEntryBase[] | undefined | 'closed'> {
+  for (let wait = LOAD_RETRY_MS; ; wait = Math.min(wait * 2, LOAD_RETRY_MAX_MS)) {
+    try {
+      return await registry.readVisible(id, cursor, READ_BATCH)
+    } catch (err) {
+      if (hasCode(err, 'SS_SESSION_NOT_FOUND')) return undefined
+    }
+    await sleep(wait)
+    if (conn.closed) return 'closed'
   }
 }
 

@@ -4,7 +4,7 @@
  * context. Reads take no lock; every mutation runs under the session's lock.
  */
 import { createHash } from 'node:crypto'
-import { EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
+import { databaseOutage, EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
 import { stringifyJson } from '../session/json-text.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
 import { holdsImageBlock, prepareAppendBlobs } from './append-blobs.js'
@@ -172,7 +172,7 @@ async function commitAppend (core: RegistryCore, slot: OpenSession, { result, et
   try {
     await slot.commit(() => { core.announceAppend(slot) })
   } catch (err) {
-    throw new StorageFailed(slot.id, { cause: err })
+    throw databaseOutage(err) ?? new StorageFailed(slot.id, { cause: err })
   }
   return { result: settled(result, true), etag, texts }
 }

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
-import { PreconditionFailed, SessionNotFound, StorageFailed, TooManyUnsavedSessions, withRetryAfter } from '../errors.js'
+import { databaseOutage, PreconditionFailed, SessionNotFound, StorageFailed, TooManyUnsavedSessions, withRetryAfter } from '../errors.js'
 import { findMovedSessionFile } from '../session/agent-dirs.js'
 import { silentLogger, type Logger } from '../session/logger.js'
 import type { ManagerOptions } from '../session/session-factories.js'
@@ -193,7 +193,8 @@ export class RegistryCore {
   }
 
   /**
-   * `StorageFailed` wrapping `err` when it is the session's latched error, else `err`. A latched
+   * `StorageFailed` wrapping `err` when it is the session's latched error, else `err`; but a
+   * latched error that a database outage caused is answered as that outage (503). A latched
    * session whose file exists is retired from the cache, so the next request reloads it from
    * disk (SPEC.md §8.7 recovery: `setSessionFile(samePath)` on a fresh manager): entries that
    * never reached the disk are dropped, and writes work again once the storage does.
@@ -204,7 +205,11 @@ export class RegistryCore {
     const file = slot.manager.getSessionFile()
     if (slot.manager.isFlushed() && file !== undefined && this.#hasContent(file) && this.open.retire(slot)) {
       this.log.warn({ sessionId: slot.id, err: latched }, 'Session retired after a storage failure; the next request reloads it from disk')
+      // Its live streams load it again themselves, once the storage answers (event-streams.ts).
+      this.emit(slot.id, APPEND_EVENT)
     }
+    const outage = databaseOutage(latched)
+    if (outage !== undefined) return outage
     if ((err as { code?: unknown }).code === 'SS_STORAGE_FAILED') return err
     return new StorageFailed(slot.id, { cause: latched })
   }
