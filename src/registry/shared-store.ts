@@ -37,7 +37,8 @@ export async function isCurrent (core: RegistryCore, slot: OpenSession): Promise
  * Follows what other servers change in the store; returns the stop function. A session file
  * that appeared or changed is indexed by its header id; an open session that is no longer
  * current is dropped, and its live streams woken (they then read from the session loaded
- * again); one that is gone ends its streams as deleted.
+ * again); one that is gone ends its streams as deleted. This server's dashboards
+ * (`GET /v1/events`) are told of each change as of its own (`tellDashboards`).
  */
 export function followStore (core: RegistryCore): StoreFollower {
   const watch = core.storage.watch
@@ -89,23 +90,41 @@ async function changed (core: RegistryCore, path: string): Promise<void> {
     if (moved !== undefined) {
       core.index.set(id, moved)
       if (slot !== undefined && core.open.retire(slot)) core.emit(id, { type: 'append' })
+      await tellDashboards(core, id, 'session-updated')
       return
     }
     core.index.delete(id)
     if (slot !== undefined && !slot.deleted && slot.manager.getSessionFile() === path) {
+      const info = core.info(slot)
       core.open.retire(slot)
       slot.deleted = true
       core.emit(id, { type: 'deleted', id })
-    }
+      core.emitGlobal('session-deleted', info)
+    } else core.globalEvents.skip() // no view of it here: a dashboard that resumes reloads its list
     return
   }
   const id = await readSessionId(core.storage, path)
   if (id === undefined) return
+  const known = core.index.get(id) !== undefined
   if (core.index.get(id) !== path) core.index.set(id, path)
   const slot = core.open.peek(id)
-  if (slot === undefined || await isCurrent(core, slot)) return
-  if (await appendTail(core, slot)) core.emit(id, { type: 'append' })
-  else if (core.open.retire(slot)) core.emit(id, { type: 'append' })
+  if (slot === undefined) return await tellDashboards(core, id, known ? 'session-updated' : 'session-created')
+  if (await isCurrent(core, slot)) return
+  if (await appendTail(core, slot)) core.announceAppend(slot)
+  else if (core.open.retire(slot)) {
+    core.emit(id, { type: 'append' })
+    await tellDashboards(core, id, 'session-updated')
+  }
+}
+
+/**
+ * Tells this server's dashboards of a change another server made to session `id`, with its
+ * listing view as of now: the session is loaded here for it (its later changes then only read
+ * what was appended, `grewOpen`). Nothing is loaded while no dashboard listens or may resume.
+ */
+async function tellDashboards (core: RegistryCore, id: string, type: 'session-created' | 'session-updated'): Promise<void> {
+  if (core.globalListeners.size === 0 && !core.globalEvents.recording) return core.globalEvents.skip()
+  await core.use(id, (slot) => { core.emitGlobal(type, core.info(slot)) })
 }
 
 /**
@@ -123,7 +142,8 @@ async function changedUnsaved (core: RegistryCore, path: string): Promise<void> 
 /**
  * The wake-up of live streams: when `path` is the file of a session open here and another server
  * only appended to it, the new entries are added (one read of what follows the entries held) and
- * the session's streams woken, without reading its header again or asking for its version first.
+ * the session's streams and dashboards told (`announceAppend`), without reading its header
+ * again or asking for its version first.
  * False when that is not the case (the caller looks at the change in full).
  */
 async function grewOpen (core: RegistryCore, path: string): Promise<boolean> {
@@ -131,7 +151,7 @@ async function grewOpen (core: RegistryCore, path: string): Promise<boolean> {
   const id = core.index.idForPath(path)
   const slot = id === undefined ? undefined : core.open.peek(id)
   if (id === undefined || slot === undefined || slot.manager.getSessionFile() !== path || !await appendTail(core, slot)) return false
-  core.emit(id, { type: 'append' })
+  core.announceAppend(slot)
   return true
 }
 
