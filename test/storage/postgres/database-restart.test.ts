@@ -1,8 +1,9 @@
 /**
  * Two server processes on a PostgreSQL server that is stopped and started again under them (a
  * cluster of this file's own, test/helpers/pg-cluster.ts): while it is down they answer 503
- * with Retry-After; once it is back they serve again without a restart of their own, and a
- * stream open on B all along delivers what A appends afterwards, in order, each once.
+ * with Retry-After; once it is back they serve again without a restart of their own, and the
+ * streams open on B all along tell of what A appends afterwards: the session's entries in
+ * order, each once, and its dashboard view.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -44,7 +45,7 @@ describe.runIf(clusterAvailable)('a database restart under two servers', () => {
     for (const d of dirs) rmSync(d, { recursive: true, force: true })
   })
 
-  it('answers 503 while it is down; afterwards B serves again and its open stream gets what A appended, in order, each once', async () => {
+  it('answers 503 while it is down; afterwards B serves again and its open streams tell of what A appended, in order, each once', async () => {
     const [a, b] = servers as [ServerProcess, ServerProcess]
     const created = await call(a.baseUrl, 'POST', '/v1/sessions', { cwd: '/work/restart' })
     expect(created.status).toBe(201)
@@ -52,6 +53,7 @@ describe.runIf(clusterAvailable)('a database restart under two servers', () => {
     const entries = `/v1/sessions/${id}/entries`
     expect((await call(a.baseUrl, 'POST', entries, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
     const stream = await SseClient.connect(`${b.baseUrl}/v1/sessions/${id}/events`)
+    const dashboard = await SseClient.connect(`${b.baseUrl}/v1/events`)
     try {
       await stream.waitFor(() => stream.seqs.length >= 2)
 
@@ -71,6 +73,10 @@ describe.runIf(clusterAvailable)('a database restart under two servers', () => {
       }
       await stream.waitFor(() => stream.seqs.length >= 5, 30_000)
       expect(stream.seqs).toEqual([1, 2, 3, 4, 5])
+      // B's dashboard stream stayed open too, and is told of A's appends.
+      const counts = (): number[] => dashboard.events.map((e) => JSON.parse(e.data) as { id: string, messageCount: number })
+        .filter((info) => info.id === id).map((info) => info.messageCount)
+      await dashboard.waitFor(() => counts().includes(5), 30_000)
 
       // B serves reads and writes again, and a stream resumed on it starts after its Last-Event-ID.
       const listed = await untilServed(async () => await call(b.baseUrl, 'GET', `${entries}?limit=100`))
@@ -89,6 +95,7 @@ describe.runIf(clusterAvailable)('a database restart under two servers', () => {
       expect(stream.seqs).toEqual([1, 2, 3, 4, 5, 6])
     } finally {
       stream.close()
+      dashboard.close()
     }
   }, 120_000)
 })
