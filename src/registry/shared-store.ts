@@ -105,10 +105,10 @@ async function changed (core: RegistryCore, path: string): Promise<void> {
   }
   const id = await readSessionId(core.storage, path)
   if (id === undefined) return
-  const known = core.index.get(id) !== undefined
-  if (core.index.get(id) !== path) core.index.set(id, path)
+  const indexed = core.index.get(id)
+  if (indexed !== path) core.index.set(id, path)
   const slot = core.open.peek(id)
-  if (slot === undefined) return await tellDashboards(core, id, known ? 'session-updated' : 'session-created')
+  if (slot === undefined) return await tellDashboards(core, id, indexed === undefined ? 'session-created' : 'session-updated')
   if (await isCurrent(core, slot)) return
   if (await appendTail(core, slot)) core.announceAppend(slot)
   else if (core.open.retire(slot)) {

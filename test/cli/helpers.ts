@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import type { Io, Output } from '../../src/cli/args.js'
 import { builtCli } from '../helpers/build.js'
@@ -45,16 +44,7 @@ export async function cli (args: string[], options: { env?: Record<string, strin
 
 export { waitUntil } from '../helpers/wait.js'
 
-/** A TCP port that was free a moment ago. */
-export async function freePort (): Promise<number> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await once(server, 'listening')
-  const port = (server.address() as { port: number }).port
-  server.close()
-  await once(server, 'close')
-  return port
-}
+export { freePort } from '../helpers/free-port.js'
 
 /** An `Io` over strings, for running `runCli` in this process. */
 export function memoryIo (env: Record<string, string | undefined> = {}, cwd = ROOT, tty = false, signal = new AbortController().signal): { io: Io, stdout: () => string, stderr: () => string } {

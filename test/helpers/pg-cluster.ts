@@ -7,9 +7,9 @@
  */
 import { execFileSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './free-port.js'
 
 /** The directory of `initdb` and `pg_ctl`, or undefined when no server is installed. */
 function serverBinaries (): string | undefined {
@@ -34,17 +34,6 @@ function hasUser (name: string): boolean {
   } catch {
     return false
   }
-}
-
-async function freePort (): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => { resolve(port) })
-    })
-  })
 }
 
 export class PgCluster {
