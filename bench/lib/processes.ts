@@ -204,9 +204,9 @@ export async function startOurServer (dataDir: string, env: Record<string, strin
 /**
  * Starts a helper server script that prints `{"url": …}` once listening; resolves its handle.
  */
-export async function startScriptServer (file: string, args: readonly string[] = [], env: Record<string, string> = {}): Promise<ServerHandle> {
+export async function startScriptServer (file: string, args: readonly string[] = [], env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<ServerHandle> {
   const start = performance.now()
-  const child = spawnScript(file, args, env)
+  const child = spawnScript(file, args, env, nodeArgs)
   try {
     const { url } = await child.message<{ url: string }>((m) => typeof m.url === 'string', 120_000)
     return { child, baseUrl: url, readyMs: performance.now() - start, stop: async () => { await child.stop() } }
