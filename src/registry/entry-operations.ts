@@ -83,7 +83,11 @@ export async function append (core: RegistryCore, id: string, body: unknown, opt
             return
           }
           core.assertIfMatch(slot, options.ifMatch)
-          pending = commitAppend(core, slot, appendNow(core, slot, request, options.bytes))
+          const unsettled = appendNow(core, slot, request, options.bytes)
+          // The entries are on their way to the store (as lines, or in the unsaved session) with
+          // their answer, which is known now and kept with them.
+          claim?.withLines({ result: settled(unsettled.result, slot.manager.isFlushed()), etag: unsettled.etag }, unsettled.result.entries.map((e) => e.id))
+          pending = commitAppend(core, slot, unsettled)
           if (key === undefined) return
           const remembered = { bodyHash, result: pending }
           slot.idempotency.set(key, remembered)

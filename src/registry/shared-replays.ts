@@ -7,12 +7,14 @@
  * answer, as a retry on one server does (open-session.ts): it looks again, more and more
  * slowly, and takes the key over once it is freed (that attempt failed, so nothing was kept) or
  * its claim goes stale (its server died). An attempt of this server in flight is awaited here
- * rather than looked for in the store.
+ * rather than looked for in the store. Where the store can, the answer is kept by the very
+ * transaction that writes the append's lines (`keepWithLines`), so that no moment lies between
+ * the entries being stored and their answer being kept.
  */
 import { randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { IdempotencyKeyReused } from '../errors.js'
-import type { ReplayStore } from '../storage/types.js'
+import type { KeptWithLines, ReplayStore } from '../storage/types.js'
 import type { IdempotentAppend, OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
 import type { Appended } from './types.js'
@@ -33,6 +35,8 @@ export class KeyClaim {
   readonly #owner = randomUUID()
   #held: Held | undefined
   #renewal: NodeJS.Timeout | undefined
+  /** The answer handed to the write of the append's lines (`withLines`). */
+  #withLines: KeptWithLines | undefined
 
   constructor (core: RegistryCore, key: string, bodyHash: string) {
     this.#core = core
@@ -67,13 +71,25 @@ export class KeyClaim {
   }
 
   /**
-   * Keeps `answer` in place of the claim, when this attempt holds the key. A failure is logged,
-   * not answered: the append itself is done; the claim left goes stale, and a retry after that
-   * appends again.
+   * Hands `answer`, what the append of `entryIds` answers once they are durable, to the write of
+   * those lines, when this attempt holds the key and the store can keep it there. Called in the
+   * synchronous run that queued the lines, before any write of them can start.
+   */
+  withLines (answer: Appended, entryIds: readonly string[]): void {
+    const held = this.#held
+    if (held === undefined || held.store.keepWithLines === undefined) return
+    this.#withLines = held.store.keepWithLines(held.file, held.session, this.#key, this.#owner, { bodyHash: this.#bodyHash, response: answer }, entryIds)
+  }
+
+  /**
+   * Keeps `answer` in place of the claim, when this attempt holds the key and the write of its
+   * lines did not keep it already. A failure is logged, not answered: the append itself is
+   * done; the claim left goes stale, and a retry after that appends again.
    */
   async keep (answer: Appended): Promise<void> {
+    const kept = this.#withLines?.committed === true
     const held = this.#unhold()
-    if (held === undefined) return
+    if (held === undefined || kept) return
     try {
       const kept = await held.store.keep(held.file, held.session, this.#key, this.#owner, { bodyHash: this.#bodyHash, response: answer })
       if (!kept) this.#core.log.warn({ sessionId: held.session }, 'An idempotent append outlasted its claim on the key; its answer is not kept')
@@ -104,6 +120,8 @@ export class KeyClaim {
   }
 
   #unhold (): Held | undefined {
+    this.#withLines?.drop()
+    this.#withLines = undefined
     clearInterval(this.#renewal)
     this.#renewal = undefined
     const held = this.#held

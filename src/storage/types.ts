@@ -197,4 +197,18 @@ export interface ReplayStore {
   renew(path: string, session: string, key: string, owner: string): Promise<void>
   /** Frees `key` when `owner` holds it (its attempt failed), so that a retry appends. */
   release(path: string, session: string, key: string, owner: string): Promise<void>
+  /**
+   * Keeps `owner`'s answer in the same transaction as the write of the lines of `entryIds` to
+   * `path`, when that write is yet to come: a process that dies after the lines are committed
+   * leaves the answer kept, never an append that a retry would make again.
+   */
+  keepWithLines?(path: string, session: string, key: string, owner: string, replay: StoredReplay, entryIds: readonly string[]): KeptWithLines
+}
+
+/** An answer waiting for the write of its lines (`ReplayStore.keepWithLines`). */
+export interface KeptWithLines {
+  /** True once the write that carried the answer committed it. */
+  readonly committed: boolean
+  /** Forgets the answer if no write has taken it yet. */
+  drop(): void
 }

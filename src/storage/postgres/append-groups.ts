@@ -50,6 +50,39 @@ const DEADLOCK_RETRIES = 3
 
 interface Row { item: number, status: string, version: string | null, born: string | null }
 
+/** What the statement answered for `append` (its row). */
+function outcome (append: SessionAppend, row: Row | undefined): AppendResult {
+  if (row?.status === 'ok') return { version: Number(row.version), born: Number(row.born) }
+  if (row?.status === 'duplicate') return 'duplicate'
+  if (row?.status === 'stale') throw new StaleFile(append.rel)
+  throw new Error(`stored session ${append.rel} is missing`)
+}
+
+/** The statement that commits `appends` (`ss_append_files`), and its values. */
+function statementOf (appends: readonly SessionAppend[]): { text: string, values: unknown[] } {
+  const lineItem: number[] = []
+  const linePos: number[] = []
+  const ids: string[] = []
+  const lines: string[] = []
+  appends.forEach((a, i) => {
+    a.entries.forEach((e, j) => {
+      lineItem.push(i + 1)
+      linePos.push(j + 1)
+      ids.push(e.id)
+      lines.push(e.line)
+    })
+  })
+  const idArray = textArray(8, ids)
+  const lineArray = textArray(9, lines)
+  const text = `SELECT item, status, version, born FROM ss_append_files($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::integer[],
+    $6::integer[], $7::integer[], ${idArray.sql}, ${lineArray.sql})`
+  const values = [
+    appends.map((a) => a.tenant), appends.map((a) => a.id), appends.map((a) => a.expect ?? null),
+    appends.map((a) => a.mtime), appends.map((a) => a.entries.length), lineItem, linePos, idArray.value, lineArray.value,
+  ]
+  return { text, values }
+}
+
 export class AppendGroups {
   readonly #pool: pg.Pool
   readonly #inFlight: number
@@ -132,37 +165,31 @@ export class AppendGroups {
     let entries = 0
     for (const row of rows) {
       const p = group[row.item - 1] as Pending
-      if (row.status === 'ok') {
-        entries += p.append.entries.length
-        p.resolve({ version: Number(row.version), born: Number(row.born) })
-      } else if (row.status === 'duplicate') p.resolve('duplicate')
-      else if (row.status === 'stale') p.reject(new StaleFile(p.append.rel))
-      else p.reject(new Error(`stored session ${p.append.rel} is missing`))
+      try {
+        const result = outcome(p.append, row)
+        if (result !== 'duplicate') entries += p.append.entries.length
+        p.resolve(result)
+      } catch (err) {
+        p.reject(err)
+      }
     }
     if (entries > 0) commitBatch.observe({ storage: 'postgres' }, entries)
   }
 
+  /**
+   * `append` alone, by the statement of a group, in the transaction of `client`: what the
+   * caller writes there commits with it, or not at all.
+   * @throws StaleFile when the session moved past `append.expect`
+   */
+  async appendOn (client: pg.PoolClient, append: SessionAppend): Promise<AppendResult> {
+    const { text, values } = statementOf([append])
+    const result = outcome(append, (await client.query<Row>(text, values)).rows[0])
+    if (result !== 'duplicate') commitBatch.observe({ storage: 'postgres' }, append.entries.length)
+    return result
+  }
+
   async #commit (group: Pending[]): Promise<Row[]> {
-    const lineItem: number[] = []
-    const linePos: number[] = []
-    const ids: string[] = []
-    const lines: string[] = []
-    group.forEach((p, i) => {
-      p.append.entries.forEach((e, j) => {
-        lineItem.push(i + 1)
-        linePos.push(j + 1)
-        ids.push(e.id)
-        lines.push(e.line)
-      })
-    })
-    const idArray = textArray(8, ids)
-    const lineArray = textArray(9, lines)
-    const text = `SELECT item, status, version, born FROM ss_append_files($1::text[], $2::text[], $3::bigint[], $4::timestamptz[], $5::integer[],
-      $6::integer[], $7::integer[], ${idArray.sql}, ${lineArray.sql})`
-    const values = [
-      group.map((p) => p.append.tenant), group.map((p) => p.append.id), group.map((p) => p.append.expect ?? null),
-      group.map((p) => p.append.mtime), group.map((p) => p.append.entries.length), lineItem, linePos, idArray.value, lineArray.value,
-    ]
+    const { text, values } = statementOf(group.map((p) => p.append))
     for (let attempt = 1; ; attempt++) {
       try {
         return (await query<Row>(this.#pool, text, values)).rows

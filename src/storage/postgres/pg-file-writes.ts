@@ -4,13 +4,15 @@
  * through the group commit across sessions, append-groups.ts), a rename and a removal. The
  * caller runs them in its order of operations on each path. A change checks, in its transaction,
  * that the file is still at the version this process holds, and otherwise fails with `ESTALE`
- * (`StaleFile`), changing nothing.
+ * (`StaleFile`), changing nothing. Answers to idempotent appends that wait for the lines being
+ * written (replays.ts `keepWithLines`) are kept in the same transaction.
  */
 import type pg from 'pg'
 import { AppendGroups } from './append-groups.js'
 import { entryCount, type PgCatalog } from './pg-catalog.js'
 import { fileText } from './pg-file-reads.js'
 import { transaction } from './pool.js'
+import { keepInTransaction, keptInTransaction, type LinesKeep, type PgReplayStore } from './replays.js'
 import { entryLines } from './session-form.js'
 import { appendToFile, assertVersionAt, keepsForm, moveAt, placeAt, removeAt, type Versioned } from './stored-files.js'
 import type { PgUnsavedSessions } from './unsaved-sessions.js'
@@ -19,26 +21,31 @@ export class PgFileWrites {
   readonly #pool: pg.Pool
   readonly #catalog: PgCatalog
   readonly #unsaved: PgUnsavedSessions
+  readonly #replays: PgReplayStore
   /** Appends to sessions, committed in groups across sessions. */
   readonly #groups: AppendGroups
 
-  constructor (pool: pg.Pool, catalog: PgCatalog, unsaved: PgUnsavedSessions) {
+  constructor (pool: pg.Pool, catalog: PgCatalog, unsaved: PgUnsavedSessions, replays: PgReplayStore) {
     this.#pool = pool
     this.#catalog = catalog
     this.#unsaved = unsaved
+    this.#replays = replays
     this.#groups = new AppendGroups(pool)
   }
 
-  /** Stores `content` as the whole file at `path` (`rel`). */
-  async replace (path: string, rel: string, content: string): Promise<void> {
+  /** Stores `content` as the whole file at `path` (`rel`), keeping `keeps` with it. */
+  async replace (path: string, rel: string, content: string, keeps: readonly LinesKeep[] = []): Promise<void> {
     const catalog = this.#catalog
     catalog.tree.assertCanPut(path)
     const mtimeMs = catalog.tick()
     const placed = await transaction(this.#pool, async (client) => {
       await this.#unsaved.claim(client, path, content)
       await removeAt(client, rel)
-      return await placeAt(client, rel, content, new Date(mtimeMs))
+      const stored = await placeAt(client, rel, content, new Date(mtimeMs))
+      await keepInTransaction(client, keeps)
+      return stored
     })
+    keptInTransaction(keeps)
     catalog.record(path, { ...placed, size: Buffer.byteLength(content, 'utf8'), mtimeMs, entries: entryCount(placed.stored, content) })
     catalog.hold(path, placed)
   }
@@ -51,22 +58,36 @@ export class PgFileWrites {
     const catalog = this.#catalog
     catalog.tree.assertCanPut(path)
     const file = catalog.tree.get(path)
-    if (file === undefined || file.size === 0) return await this.replace(path, rel, text)
+    const keeps = this.#replays.takeKeeps(path, text)
+    if (file === undefined || file.size === 0) return await this.replace(path, rel, text, keeps)
     const mtimeMs = catalog.tick()
     const mtime = new Date(mtimeMs)
     let appended: Versioned
     let lines = 0
-    if (file.stored.kind === 'file') appended = await transaction(this.#pool, async (client) => await appendToFile(client, rel, text, mtime))
-    else {
+    if (file.stored.kind === 'file') {
+      appended = await transaction(this.#pool, async (client) => {
+        const done = await appendToFile(client, rel, text, mtime)
+        await keepInTransaction(client, keeps)
+        return done
+      })
+    } else {
       const entries = entryLines(text)
-      const expect = catalog.held(path)?.version
-      const result = entries === undefined
+      const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version }
+      // An append that keeps answers commits alone, in a transaction that keeps them too.
+      const result = session === undefined
         ? 'duplicate'
-        : await this.#groups.append({ rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect })
-      if (result === 'duplicate' || entries === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text)
+        : keeps.length === 0
+          ? await this.#groups.append(session)
+          : await transaction(this.#pool, async (client) => {
+            const done = await this.#groups.appendOn(client, session)
+            if (done !== 'duplicate') await keepInTransaction(client, keeps)
+            return done
+          })
+      if (result === 'duplicate' || session === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text, keeps)
       appended = result
-      lines = entries.length
+      lines = session.entries.length
     }
+    keptInTransaction(keeps)
     catalog.record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     catalog.hold(path, appended)
   }

@@ -67,9 +67,9 @@ export class PgSessionStorage implements SessionStorage {
     this.#log = new PgSessionLog(pool)
     const catalog = this.#catalog = new PgCatalog(options.dataDir)
     const rel = (path: string): string => catalog.rel(path)
-    this.unsaved = new PgUnsavedSessions(pool, this.#queues, { rel, abs: (r) => catalog.abs(r) })
     this.replays = new PgReplayStore(pool, rel)
-    this.#writes = new PgFileWrites(pool, catalog, this.unsaved)
+    this.unsaved = new PgUnsavedSessions(pool, this.#queues, { rel, abs: (r) => catalog.abs(r) }, this.replays)
+    this.#writes = new PgFileWrites(pool, catalog, this.unsaved, this.replays)
   }
 
   /** The storage over the (migrated) database of `pool`, its catalog loaded (and followed, with `listenUrl`). */

@@ -12,12 +12,18 @@
  * statement may run (pool.ts), so that no append of a dead server can still land once the key
  * is taken over.
  *
+ * An answer known before its lines are written is kept by the transaction that writes them
+ * (`keepWithLines`, pg-file-writes.ts): were the server to die between that commit and a
+ * statement of its own, the claim would go stale with the entries stored, and a retry would
+ * append them again.
+ *
  * The answer is kept as its JSON text (a jsonb string), since a jsonb object would reorder its
  * keys and a replay must be the first answer byte for byte.
  */
 import type pg from 'pg'
-import type { ReplayClaim, ReplayStore, StoredReplay } from '../types.js'
+import type { KeptWithLines, ReplayClaim, ReplayStore, StoredReplay } from '../types.js'
 import { query } from './pool.js'
+import { lineIds } from './session-form.js'
 import { tenantOf } from './stored-files.js'
 
 /** How long the first answer to an append with an Idempotency-Key is kept: one day. */
@@ -31,10 +37,45 @@ export const CLAIM_STALE_MS = 30_000
 
 const KEY = 'tenant = $1 AND session = $2 AND key = $3'
 
+/** Puts an answer ($5, its JSON text) in place of `owner`'s ($4) claim; values as `keepValues` makes them. */
+const KEEP = `
+  UPDATE ss_idempotency_keys SET response = to_jsonb($5::text), owner = NULL, claimed_at = NULL,
+    expires_at = clock_timestamp() + $6 * interval '1 millisecond'
+  WHERE ${KEY} AND owner = $4 AND response IS NULL`
+
+/** An answer waiting for the write of its lines; `applied` once that write's transaction kept it. */
+export class LinesKeep implements KeptWithLines {
+  committed = false
+  applied = false
+  readonly values: unknown[]
+  readonly entryIds: readonly string[]
+  readonly #drop: () => void
+
+  constructor (values: unknown[], entryIds: readonly string[], drop: (keep: LinesKeep) => void) {
+    this.values = values
+    this.entryIds = entryIds
+    this.#drop = () => { drop(this) }
+  }
+
+  drop (): void { this.#drop() }
+}
+
+/** Keeps `keeps` in the transaction of `client`, which writes their lines. */
+export async function keepInTransaction (client: pg.PoolClient, keeps: readonly LinesKeep[]): Promise<void> {
+  for (const keep of keeps) keep.applied = (await client.query(KEEP, keep.values)).rowCount === 1
+}
+
+/** After the transaction of `keepInTransaction` committed: its answers are kept. */
+export function keptInTransaction (keeps: readonly LinesKeep[]): void {
+  for (const keep of keeps) keep.committed = keep.applied
+}
+
 export class PgReplayStore implements ReplayStore {
   readonly renewMs = CLAIM_RENEW_MS
   readonly #pool: pg.Pool
   readonly #rel: (path: string) => string
+  /** Answers waiting for the write of their lines, by path. */
+  readonly #waiting = new Map<string, LinesKeep[]>()
 
   constructor (pool: pg.Pool, rel: (path: string) => string) {
     this.#pool = pool
@@ -67,12 +108,36 @@ export class PgReplayStore implements ReplayStore {
   }
 
   async keep (path: string, session: string, key: string, owner: string, replay: StoredReplay): Promise<boolean> {
-    const kept = await query(this.#pool, `
-      UPDATE ss_idempotency_keys SET response = to_jsonb($5::text), owner = NULL, claimed_at = NULL,
-        expires_at = clock_timestamp() + $6 * interval '1 millisecond'
-      WHERE ${KEY} AND owner = $4 AND response IS NULL`,
-    [tenantOf(this.#rel(path)), session, key, owner, JSON.stringify(replay.response), REPLAY_TTL_MS])
-    return kept.rowCount === 1
+    return (await query(this.#pool, KEEP, this.#keepValues(path, session, key, owner, replay))).rowCount === 1
+  }
+
+  keepWithLines (path: string, session: string, key: string, owner: string, replay: StoredReplay, entryIds: readonly string[]): KeptWithLines {
+    const keep = new LinesKeep(this.#keepValues(path, session, key, owner, replay), entryIds, (k) => { this.#forget(path, k) })
+    this.#waiting.set(path, [...this.#waiting.get(path) ?? [], keep])
+    return keep
+  }
+
+  /**
+   * The answers waiting for a write of `text` to `path`: those whose lines are all in it. They
+   * are taken: the caller keeps them in the transaction that writes `text` (`keepInTransaction`).
+   */
+  takeKeeps (path: string, text: string): LinesKeep[] {
+    const waiting = this.#waiting.get(path)
+    if (waiting === undefined) return []
+    const ids = lineIds(text)
+    const taken = waiting.filter((keep) => keep.entryIds.every((id) => ids.has(id)))
+    for (const keep of taken) this.#forget(path, keep)
+    return taken
+  }
+
+  #forget (path: string, keep: LinesKeep): void {
+    const rest = (this.#waiting.get(path) ?? []).filter((k) => k !== keep)
+    if (rest.length === 0) this.#waiting.delete(path)
+    else this.#waiting.set(path, rest)
+  }
+
+  #keepValues (path: string, session: string, key: string, owner: string, replay: StoredReplay): unknown[] {
+    return [tenantOf(this.#rel(path)), session, key, owner, JSON.stringify(replay.response), REPLAY_TTL_MS]
   }
 
   async renew (path: string, session: string, key: string, owner: string): Promise<void> {

@@ -30,6 +30,16 @@ function objectOf (line: string): Record<string, unknown> | undefined {
   }
 }
 
+/** The `id` of every line of `text` that is an object with a string one. */
+export function lineIds (text: string): Set<string> {
+  const ids = new Set<string>()
+  for (const line of text.split('\n')) {
+    const id = line === '' ? undefined : objectOf(line)?.id
+    if (typeof id === 'string') ids.add(id)
+  }
+  return ids
+}
+
 /** The lines of `text` as entries (`[]` for ""), or undefined when one is not an entry line. */
 export function entryLines (text: string): EntryLine[] | undefined {
   if (text === '') return []

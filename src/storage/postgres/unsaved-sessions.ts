@@ -21,6 +21,7 @@ import type { UnsavedSessions } from '../types.js'
 import { ListenConnection } from './listen-connection.js'
 import type { PathQueues } from './path-queues.js'
 import { query, transaction } from './pool.js'
+import { keepInTransaction, keptInTransaction, type PgReplayStore } from './replays.js'
 import { sessionForm } from './session-form.js'
 import { StaleFile, tenantOf } from './stored-files.js'
 
@@ -56,16 +57,18 @@ export class PgUnsavedSessions implements UnsavedSessions {
   readonly #pool: pg.Pool
   readonly #queues: PathQueues
   readonly #names: PathNames
+  readonly #replays: PgReplayStore
   /** Per path key: the session this process holds there, at the revision it last found or stored. */
   readonly #held = new Map<string, Held>()
   readonly #watchers = new Set<(path: string) => void>()
   #listen: ListenConnection | undefined
   #schema = ''
 
-  constructor (pool: pg.Pool, queues: PathQueues, names: PathNames) {
+  constructor (pool: pg.Pool, queues: PathQueues, names: PathNames, replays: PgReplayStore) {
     this.#pool = pool
     this.#queues = queues
     this.#names = names
+    this.#replays = replays
   }
 
   async put (path: string, text: string): Promise<void> {
@@ -73,6 +76,8 @@ export class PgUnsavedSessions implements UnsavedSessions {
     const form = sessionForm(text)
     if (form === undefined) throw new Error(`unsaved session at ${rel} is not of session form`)
     const tenant = tenantOf(rel)
+    // Answers to idempotent appends whose entries this stores are kept with them.
+    const keeps = this.#replays.takeKeeps(path, text)
     await this.#queues.exclusive([path], async () => {
       const held = this.#held.get(pathKey(path))
       const expect = held?.tenant === tenant && held.id === form.id ? held.revision : undefined
@@ -98,8 +103,10 @@ export class PgUnsavedSessions implements UnsavedSessions {
         }
         const revision = Number((stored.rows[0] as { revision: string }).revision)
         await client.query(NOTIFY, [tenant, form.id, revision])
+        await keepInTransaction(client, keeps)
         return revision
       })
+      keptInTransaction(keeps)
       this.#held.set(pathKey(path), { tenant, id: form.id, revision })
     }, false)
   }

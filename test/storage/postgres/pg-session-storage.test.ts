@@ -160,6 +160,51 @@ describe.runIf(pgAvailable)('PgSessionStorage (PostgreSQL only)', () => {
     await expect(pieces()).rejects.toMatchObject({ code: 'ENOENT' })
   })
 
+  it('keeps an answer handed to keepWithLines in the transaction of the write that carries its lines, and no other', async () => {
+    const id = `k${roots}`
+    const p = join(root, 'sessions', '--w--', 'k.jsonl')
+    const w = s.openWriter(p, { flags: 'a' })
+    await w.writeLine(`${header(id)}\n${entry('e1')}\n`)
+    const answer = async (key: string): Promise<unknown> =>
+      (await rows('SELECT response #>> \'{}\' AS r FROM ss_idempotency_keys WHERE session = $1 AND key = $2', [id, key]))[0]?.r
+    expect(await s.replays.claim(p, id, 'k1', 'h1', 'o1')).toEqual({ held: true })
+    expect(await s.replays.claim(p, id, 'k2', 'h2', 'o2')).toEqual({ held: true })
+    const kept = s.replays.keepWithLines(p, id, 'k1', 'o1', { bodyHash: 'h1', response: { lastSeq: 3 } }, ['e2', 'e3'])
+    const dropped = s.replays.keepWithLines(p, id, 'k2', 'o2', { bodyHash: 'h2', response: { lastSeq: 4 } }, ['e4'])
+    dropped.drop()
+    // A write without all of its lines does not carry it.
+    await w.writeLine(`${entry('e2')}\n`)
+    expect(kept.committed).toBe(false)
+    expect(await answer('k1')).toBeNull()
+    await w.writeLine(`${entry('e3')}\n${entry('e2b')}\n`)
+    expect(kept.committed).toBe(false) // e2 went before: this write holds e3 only
+    kept.drop()
+    const again = s.replays.keepWithLines(p, id, 'k1', 'o1', { bodyHash: 'h1', response: { lastSeq: 5 } }, ['e5', 'e6'])
+    await w.writeLine(`${entry('e5')}\n${entry('e6')}\n`)
+    expect(again.committed).toBe(true)
+    expect(await answer('k1')).toBe('{"lastSeq":5}')
+    await w.writeLine(`${entry('e4')}\n`)
+    expect(await answer('k2')).toBeNull()
+    await w.close()
+    // The first write of a file carries an answer too (a whole file, stored in one transaction).
+    const q = join(root, 'sessions', '--w--', 'k2.jsonl')
+    expect(await s.replays.claim(q, `${id}b`, 'k3', 'h3', 'o3')).toEqual({ held: true })
+    const first = s.replays.keepWithLines(q, `${id}b`, 'k3', 'o3', { bodyHash: 'h3', response: 'first' }, ['f1'])
+    await s.writeText(q, '')
+    const w2 = s.openWriter(q, { flags: 'a' })
+    await w2.writeLine(`${header(`${id}b`)}\n${entry('f1')}\n`)
+    await w2.close()
+    expect(first.committed).toBe(true)
+    expect((await rows('SELECT response #>> \'{}\' AS r FROM ss_idempotency_keys WHERE key = $1', ['k3']))[0]?.r).toBe('"first"')
+    // So does an unsaved session, stored whole.
+    const u = join(root, 'sessions', '--w--', 'u.jsonl')
+    expect(await s.replays.claim(u, `${id}u`, 'k4', 'h4', 'o4')).toEqual({ held: true })
+    const unsaved = s.replays.keepWithLines(u, `${id}u`, 'k4', 'o4', { bodyHash: 'h4', response: 'unsaved' }, ['u1'])
+    await s.unsaved.put(u, `${header(`${id}u`)}\n${entry('u1')}\n`)
+    expect(unsaved.committed).toBe(true)
+    expect((await rows('SELECT response #>> \'{}\' AS r FROM ss_idempotency_keys WHERE key = $1', ['k4']))[0]?.r).toBe('"unsaved"')
+  })
+
   it('refuses a path outside DATA_DIR', async () => {
     await expect(s.writeText('/not-the-data-dir/f', 'x')).rejects.toMatchObject({ code: 'SS_PATH_OUTSIDE_DATA_DIR' })
   })

@@ -4,7 +4,8 @@
  * attempts appends and the other answers the first answer again (`Idempotent-Replayed: true`).
  * Another body with the key is refused at once, even while the first attempt is in flight; a
  * failed attempt frees its key; a claim left by a server killed while it appended is taken over
- * once it has gone stale.
+ * once it has gone stale; the answer is kept in the transaction that stores the entries, so a
+ * server killed before it could keep it leaves them unstored, never stored without an answer.
  */
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
@@ -71,6 +72,12 @@ class HeldLock {
 
   async terminateWaiters (): Promise<void> {
     for (const pid of await this.waiters()) await this.client.query('SELECT pg_terminate_backend($1)', [pid])
+  }
+
+  /** The database connections waiting for this one (for a lock it holds). */
+  async blocked (): Promise<number[]> {
+    const { rows } = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))')
+    return rows.map((r) => r.pid)
   }
 
   async release (): Promise<void> { await this.client.query('ROLLBACK') }
@@ -159,6 +166,42 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
     const again = await call(servers.a.baseUrl, 'POST', path, body, { 'idempotency-key': 'failed-1' })
     expect(again.headers['idempotent-replayed']).toBe('true')
     expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'after a failure'])
+  })
+
+  it('a server killed while it kept its answer leaves the entries unstored: a retry applies them once', async () => {
+    const id = await savedSession(servers.a.baseUrl, '/work/idem-kept')
+    const c = await servers.start()
+    const body = message(user('kept once'))
+    const headers = { 'idempotency-key': 'kept-1' }
+    // C claims the key, then its append waits for the session's row.
+    const row = await lockRow(servers.db.url, id)
+    let key: HeldLock | undefined
+    try {
+      void call(c.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).catch(() => {})
+      await row.waitForWaiters(1)
+      // Now the claim's row is locked too, and the append goes on until it has to write the answer there.
+      key = await HeldLock.take(servers.db.url, "SELECT 1 FROM ss_idempotency_keys WHERE key = 'kept-1' FOR UPDATE")
+      await row.release()
+      for (let tries = 0; (await key.blocked()).length === 0; tries++) {
+        if (tries > 400) throw new Error('the append never came to write its answer')
+        await new Promise((resolve) => setTimeout(resolve, 25))
+      }
+      c.child.kill('SIGKILL')
+      await c.exited
+      for (const pid of await key.blocked()) await key.client.query('SELECT pg_terminate_backend($1)', [pid])
+      await key.release()
+      await key.client.query("UPDATE ss_idempotency_keys SET claimed_at = claimed_at - interval '1 hour' WHERE key = 'kept-1'")
+      const retry = await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
+      expect(retry.status).toBe(201)
+      expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'kept once'])
+      const again = await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
+      expect(again.headers['idempotent-replayed']).toBe('true')
+      expect(JSON.stringify(again.body)).toBe(JSON.stringify(retry.body))
+    } finally {
+      await row.end()
+      await key?.end()
+      if (c.child.exitCode === null && c.child.signalCode === null) { c.child.kill('SIGKILL'); await c.exited }
+    }
   })
 
   it('a key claimed by a server killed while it appended is applied once by a retry', async () => {
