@@ -78,6 +78,7 @@ export class KeyClaim {
   withLines (answer: Appended, entryIds: readonly string[]): void {
     const held = this.#held
     if (held === undefined || held.store.keepWithLines === undefined) return
+    this.#withLines?.drop() // an earlier run of this attempt (the session had changed elsewhere)
     this.#withLines = held.store.keepWithLines(held.file, held.session, this.#key, this.#owner, { bodyHash: this.#bodyHash, response: answer }, entryIds)
   }
 

@@ -183,9 +183,7 @@ export class AppendGroups {
    */
   async appendOn (client: pg.PoolClient, append: SessionAppend): Promise<AppendResult> {
     const { text, values } = statementOf([append])
-    const result = outcome(append, (await client.query<Row>(text, values)).rows[0])
-    if (result !== 'duplicate') commitBatch.observe({ storage: 'postgres' }, append.entries.length)
-    return result
+    return outcome(append, (await client.query<Row>(text, values)).rows[0])
   }
 
   async #commit (group: Pending[]): Promise<Row[]> {

@@ -8,7 +8,8 @@
  * written (replays.ts `keepWithLines`) are kept in the same transaction.
  */
 import type pg from 'pg'
-import { AppendGroups } from './append-groups.js'
+import { commitBatch } from '../../metrics/instruments.js'
+import { AppendGroups, type AppendResult, type SessionAppend } from './append-groups.js'
 import { entryCount, type PgCatalog } from './pg-catalog.js'
 import { fileText } from './pg-file-reads.js'
 import { transaction } from './pool.js'
@@ -73,16 +74,7 @@ export class PgFileWrites {
     } else {
       const entries = entryLines(text)
       const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version }
-      // An append that keeps answers commits alone, in a transaction that keeps them too.
-      const result = session === undefined
-        ? 'duplicate'
-        : keeps.length === 0
-          ? await this.#groups.append(session)
-          : await transaction(this.#pool, async (client) => {
-            const done = await this.#groups.appendOn(client, session)
-            if (done !== 'duplicate') await keepInTransaction(client, keeps)
-            return done
-          })
+      const result = session === undefined ? 'duplicate' : keeps.length === 0 ? await this.#groups.append(session) : await this.#appendKeeping(session, keeps)
       if (result === 'duplicate' || session === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text, keeps)
       appended = result
       lines = session.entries.length
@@ -90,6 +82,17 @@ export class PgFileWrites {
     keptInTransaction(keeps)
     catalog.record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     catalog.hold(path, appended)
+  }
+
+  /** An append that keeps answers: alone, in a transaction that keeps them too. */
+  async #appendKeeping (session: SessionAppend, keeps: readonly LinesKeep[]): Promise<AppendResult> {
+    const result = await transaction(this.#pool, async (client) => {
+      const done = await this.#groups.appendOn(client, session)
+      if (done !== 'duplicate') await keepInTransaction(client, keeps)
+      return done
+    })
+    if (result !== 'duplicate') commitBatch.observe({ storage: 'postgres' }, session.entries.length)
+    return result
   }
 
   /** Replaces `nextPath` (`to`) by the file at `path` (`from`) in one transaction; the file keeps its mtime. */
