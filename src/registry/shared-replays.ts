@@ -88,9 +88,9 @@ export class KeyClaim {
    * done; the claim left goes stale, and a retry after that appends again.
    */
   async keep (answer: Appended): Promise<void> {
-    const kept = this.#withLines?.committed === true
+    const keptWithLines = this.#withLines?.committed === true
     const held = this.#unhold()
-    if (held === undefined || kept) return
+    if (held === undefined || keptWithLines) return
     try {
       const kept = await held.store.keep(held.file, held.session, this.#key, this.#owner, { bodyHash: this.#bodyHash, response: answer })
       if (!kept) this.#core.log.warn({ sessionId: held.session }, 'An idempotent append outlasted its claim on the key; its answer is not kept')
