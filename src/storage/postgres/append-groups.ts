@@ -7,13 +7,18 @@
  * duplicate id, a missing session, one the database cannot take) fails alone, never the others
  * of its group.
  *
+ * An append may carry answers to idempotent appends (`keeps`, replays.ts): a group with any runs
+ * in a transaction that also keeps the answers of its appends that went in, so an answer is
+ * committed exactly when its entries are.
+ *
  * Appends to one session never overlap (the storage runs operations on one path in call order),
  * and a group takes at most one append per session, so rows are locked once per group, in the
  * fixed order the statement uses.
  */
 import type pg from 'pg'
 import { commitBatch } from '../../metrics/instruments.js'
-import { isUnavailable, query } from './pool.js'
+import { isUnavailable, query, transaction } from './pool.js'
+import { keepInTransaction, keptInTransaction, type LinesKeep } from './replays.js'
 import type { EntryLine } from './session-form.js'
 import { StaleFile, textArray, type Versioned } from './stored-files.js'
 
@@ -26,6 +31,8 @@ export interface SessionAppend {
   mtime: Date
   /** The version the row must still be at (the caller's reader-writer holds it), if any. */
   expect?: number
+  /** Answers kept in the same transaction when the append goes in. */
+  keeps?: readonly LinesKeep[]
 }
 
 /** The session's version after the append, or 'duplicate' when it has one of the ids (nothing changed). */
@@ -176,21 +183,20 @@ export class AppendGroups {
     if (entries > 0) commitBatch.observe({ storage: 'postgres' }, entries)
   }
 
-  /**
-   * `append` alone, by the statement of a group, in the transaction of `client`: what the
-   * caller writes there commits with it, or not at all.
-   * @throws StaleFile when the session moved past `append.expect`
-   */
-  async appendOn (client: pg.PoolClient, append: SessionAppend): Promise<AppendResult> {
-    const { text, values } = statementOf([append])
-    return outcome(append, (await client.query<Row>(text, values)).rows[0])
-  }
-
   async #commit (group: Pending[]): Promise<Row[]> {
     const { text, values } = statementOf(group.map((p) => p.append))
+    const keeps = group.flatMap((p) => p.append.keeps ?? [])
     for (let attempt = 1; ; attempt++) {
       try {
-        return (await query<Row>(this.#pool, text, values)).rows
+        if (keeps.length === 0) return (await query<Row>(this.#pool, text, values)).rows
+        for (const keep of keeps) keep.applied = false
+        const rows = await transaction(this.#pool, async (client) => {
+          const { rows } = await client.query<Row>(text, values)
+          for (const row of rows) if (row.status === 'ok') await keepInTransaction(client, group[row.item - 1]?.append.keeps ?? [])
+          return rows
+        })
+        keptInTransaction(keeps)
+        return rows
       } catch (err) {
         if ((err as { code?: unknown }).code !== DEADLOCK || attempt >= DEADLOCK_RETRIES) throw err
       }

@@ -5,11 +5,11 @@
  * caller runs them in its order of operations on each path. A change checks, in its transaction,
  * that the file is still at the version this process holds, and otherwise fails with `ESTALE`
  * (`StaleFile`), changing nothing. Answers to idempotent appends that wait for the lines being
- * written (replays.ts `keepWithLines`) are kept in the same transaction.
+ * written (replays.ts `keepWithLines`) are kept in the same transaction (for an append to a
+ * session, in its group's).
  */
 import type pg from 'pg'
-import { commitBatch } from '../../metrics/instruments.js'
-import { AppendGroups, type AppendResult, type SessionAppend } from './append-groups.js'
+import { AppendGroups } from './append-groups.js'
 import { entryCount, type PgCatalog } from './pg-catalog.js'
 import { fileText } from './pg-file-reads.js'
 import { transaction } from './pool.js'
@@ -74,7 +74,7 @@ export class PgFileWrites {
     } else {
       const entries = entryLines(text)
       const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version }
-      const result = session === undefined ? 'duplicate' : keeps.length === 0 ? await this.#groups.append(session) : await this.#appendKeeping(session, keeps)
+      const result = session === undefined ? 'duplicate' : await this.#groups.append({ ...session, keeps })
       if (result === 'duplicate' || session === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text, keeps)
       appended = result
       lines = session.entries.length
@@ -82,17 +82,6 @@ export class PgFileWrites {
     keptInTransaction(keeps)
     catalog.record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     catalog.hold(path, appended)
-  }
-
-  /** An append that keeps answers: alone, in a transaction that keeps them too. */
-  async #appendKeeping (session: SessionAppend, keeps: readonly LinesKeep[]): Promise<AppendResult> {
-    const result = await transaction(this.#pool, async (client) => {
-      const done = await this.#groups.appendOn(client, session)
-      if (done !== 'duplicate') await keepInTransaction(client, keeps)
-      return done
-    })
-    if (result !== 'duplicate') commitBatch.observe({ storage: 'postgres' }, session.entries.length)
-    return result
   }
 
   /** Replaces `nextPath` (`to`) by the file at `path` (`from`) in one transaction; the file keeps its mtime. */

@@ -84,6 +84,41 @@ describe.runIf(pgAvailable)('PgSessionStorage group commit across sessions', () 
     await Promise.all([ws.close().catch(() => {}), wf.close()])
   })
 
+  it('keeps the answers a group carries for its appends that went in, in the same one transaction, and no others', async () => {
+    const a = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
+    type Made = { id: string, path: string }
+    const [stale, fresh, plain] = await sessions(a, 3) as [Made, Made, Made]
+    const b = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
+    for (const m of [stale, fresh, plain]) await a.track(m.path)
+    await b.track(stale.path)
+    const wb = b.openWriter(stale.path, { flags: 'a' })
+    await wb.writeLine(`${entry(`${stale.id}-b`)}\n`)
+    await wb.close()
+    const answer = async (key: string): Promise<unknown> =>
+      (await database.pool.query('SELECT response #>> \'{}\' AS r FROM ss_idempotency_keys WHERE key = $1', [key])).rows[0]?.r
+    const keep = async (m: Made, key: string): Promise<{ committed: boolean }> => {
+      expect(await a.replays.claim(m.path, m.id, key, 'h', `o-${key}`)).toEqual({ held: true })
+      return a.replays.keepWithLines(m.path, m.id, key, `o-${key}`, { bodyHash: 'h', response: key }, [`${m.id}-a`])
+    }
+    const staleKeep = await keep(stale, `gk-${stale.id}`)
+    const freshKeep = await keep(fresh, `gk-${fresh.id}`)
+
+    const before = await commits()
+    const writers = [stale, fresh, plain].map((m) => a.openWriter(m.path, { flags: 'a' }))
+    const [refused, ...committed] = await Promise.allSettled(writers.map(async (w, i) => {
+      await w.writeLine(`${entry(`${([stale, fresh, plain][i] as Made).id}-a`)}\n`)
+    }))
+    expect(refused).toMatchObject({ status: 'rejected', reason: { code: 'ESTALE' } })
+    expect(committed.map((c) => c.status)).toEqual(['fulfilled', 'fulfilled'])
+    const after = await commits()
+    expect(after.count - before.count).toBe(1)
+    expect(after.sum - before.sum).toBe(2)
+    expect([staleKeep.committed, freshKeep.committed]).toEqual([false, true])
+    expect(await answer(`gk-${fresh.id}`)).toBe(`"gk-${fresh.id}"`)
+    expect(await answer(`gk-${stale.id}`)).toBeNull()
+    await Promise.all(writers.map(async (w) => { await w.close().catch(() => {}) }))
+  })
+
   it('an append holding an id its session has, or one id twice, leaves no row of it, and the others of its group commit', async () => {
     const s = await PgSessionStorage.open(database.pool, { dataDir: DATA_DIR })
     const made = await sessions(s, 3)
