@@ -59,7 +59,8 @@ export class PgFileWrites {
     const catalog = this.#catalog
     catalog.tree.assertCanPut(path)
     const file = catalog.tree.get(path)
-    const keeps = this.#replays.takeKeeps(path, text)
+    const entries = file !== undefined && file.size > 0 && file.stored.kind !== 'file' ? entryLines(text) : undefined
+    const keeps = this.#replays.takeKeeps(path, text, entries)
     if (file === undefined || file.size === 0) return await this.replace(path, rel, text, keeps)
     const mtimeMs = catalog.tick()
     const mtime = new Date(mtimeMs)
@@ -72,9 +73,8 @@ export class PgFileWrites {
         return done
       })
     } else {
-      const entries = entryLines(text)
-      const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version }
-      const result = session === undefined ? 'duplicate' : await this.#groups.append({ ...session, keeps })
+      const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version, keeps }
+      const result = session === undefined ? 'duplicate' : await this.#groups.append(session)
       if (result === 'duplicate' || session === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text, keeps)
       appended = result
       lines = session.entries.length

@@ -23,7 +23,7 @@
 import type pg from 'pg'
 import type { KeptWithLines, ReplayClaim, ReplayStore, StoredReplay } from '../types.js'
 import { query } from './pool.js'
-import { lineIds } from './session-form.js'
+import { lineIds, type EntryLine } from './session-form.js'
 import { tenantOf } from './stored-files.js'
 
 /** How long the first answer to an append with an Idempotency-Key is kept: one day. */
@@ -120,11 +120,12 @@ export class PgReplayStore implements ReplayStore {
   /**
    * The answers waiting for a write of `text` to `path`: those whose lines are all in it. They
    * are taken: the caller keeps them in the transaction that writes `text` (`keepInTransaction`).
+   * `entries`: the lines of `text` as entries, when the caller parsed them already.
    */
-  takeKeeps (path: string, text: string): LinesKeep[] {
+  takeKeeps (path: string, text: string, entries?: readonly EntryLine[]): LinesKeep[] {
     const waiting = this.#waiting.get(path)
     if (waiting === undefined) return []
-    const ids = lineIds(text)
+    const ids = entries === undefined ? lineIds(text) : new Set(entries.map((e) => e.id))
     const taken = waiting.filter((keep) => keep.entryIds.every((id) => ids.has(id)))
     for (const keep of taken) this.#forget(path, keep)
     return taken

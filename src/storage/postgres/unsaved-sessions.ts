@@ -77,7 +77,7 @@ export class PgUnsavedSessions implements UnsavedSessions {
     if (form === undefined) throw new Error(`unsaved session at ${rel} is not of session form`)
     const tenant = tenantOf(rel)
     // Answers to idempotent appends whose entries this stores are kept with them.
-    const keeps = this.#replays.takeKeeps(path, text)
+    const keeps = this.#replays.takeKeeps(path, text, form.entries)
     await this.#queues.exclusive([path], async () => {
       const held = this.#held.get(pathKey(path))
       const expect = held?.tenant === tenant && held.id === form.id ? held.revision : undefined
