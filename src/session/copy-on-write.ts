@@ -6,6 +6,8 @@
  * container that changed is copied with its key order, and the input is never mutated.
  */
 
+import { setOwnField } from './guards.js'
+
 /** Returned by `enter` to walk into an object or array instead of replacing it. */
 export const DESCEND: unique symbol = Symbol('descend')
 
@@ -36,15 +38,6 @@ interface Frame {
   inContent: boolean
 }
 
-/** Defines an own data property; plain assignment would set the prototype for `__proto__`. */
-export function setOwn (target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') {
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
-  } else {
-    target[key] = value
-  }
-}
-
 function frameOf (value: object, inContent: boolean): Frame {
   const keys = Array.isArray(value) ? undefined : Object.keys(value)
   return { source: value as Frame['source'], keys, next: 0, copy: undefined, inContent }
@@ -55,7 +48,7 @@ function copyPrefix (frame: Frame, n: number): Record<string, unknown> | unknown
   if (frame.keys === undefined) return (frame.source as unknown[]).slice(0, n)
   const source = frame.source as Record<string, unknown>
   const out: Record<string, unknown> = {}
-  for (let i = 0; i < n; i++) setOwn(out, frame.keys[i]!, source[frame.keys[i]!])
+  for (let i = 0; i < n; i++) setOwnField(out, frame.keys[i]!, source[frame.keys[i]!])
   return out
 }
 
@@ -64,7 +57,7 @@ function settle (frame: Frame, index: number, original: unknown, result: unknown
   if (result !== original && frame.copy === undefined) frame.copy = copyPrefix(frame, index)
   if (frame.copy === undefined) return
   if (frame.keys === undefined) (frame.copy as unknown[]).push(result)
-  else setOwn(frame.copy as Record<string, unknown>, frame.keys[index]!, result)
+  else setOwnField(frame.copy as Record<string, unknown>, frame.keys[index]!, result)
 }
 
 /** `root` transformed by `rules`, walked depth-first without recursion. */
