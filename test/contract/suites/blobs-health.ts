@@ -106,5 +106,11 @@ export function blobsHealthSuite (): void {
       const docs = await ctx.client.GET('/docs', { parseAs: 'text' })
       expect(docs.data).toContain('<html')
     })
+
+    it('/ redirects to the dashboard (302, Location /ui/)', async () => {
+      const res = await ctx.client.GET('/', { redirect: 'manual', parseAs: 'text' })
+      expect(res.response.status).toBe(302)
+      expect(res.response.headers.get('location')).toBe('/ui/')
+    })
   })
 }
