@@ -21,10 +21,12 @@ function sendSession (reply: FastifyReply, session: SessionView, status: 200 | 2
   return reply.send(session)
 }
 
-/** Import takes JSONL only: JSON (which Fastify would parse into an object) is 415 too. */
+/** Import takes JSONL, under a JSONL type or `application/json` (kept as text, body-parsers.ts); anything else is 415. */
+const IMPORT_TYPES: readonly string[] = [...TEXT_BODY_TYPES, 'application/json']
+
 async function requireJsonl (req: FastifyRequest): Promise<void> {
   const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? ''
-  if (!(TEXT_BODY_TYPES as readonly string[]).includes(type)) throw new UnsupportedMediaType(type)
+  if (!IMPORT_TYPES.includes(type)) throw new UnsupportedMediaType(type)
 }
 
 /** A fork may come without a body; the body `null` is a body, and the schema refuses it (400). */

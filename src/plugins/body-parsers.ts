@@ -7,8 +7,10 @@
  * JSONL bodies (session import, API.md "Sessions") arrive as `application/x-ndjson`,
  * `application/jsonl` or `text/plain` and are parsed as one UTF-8 string, but only for a route
  * that opts in, either with `config: { textBody: true }` or with a string body schema. Any other
- * route answers these types 415, like every other non-JSON type. Blob routes replace all parsers
- * in their own scope.
+ * route answers these types 415, like every other non-JSON type. Such a route also takes its text
+ * sent as `application/json`, the type many clients put on every request: a one-line JSONL file
+ * is a JSON document, and a longer one is not JSON at all. Blob routes replace all parsers in
+ * their own scope.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
@@ -32,16 +34,20 @@ async function bodyParsers (app: FastifyInstance): Promise<void> {
   // import keep them: the parsed object is never merged into another, so no prototype changes.
   const json = app.getDefaultJsonParser('ignore', 'ignore')
   app.removeContentTypeParser('application/json')
+  const text = (body: string, done: (err: Error | null, body?: unknown) => void): void => {
+    if (nestedDeeperThan(body, MAX_JSON_DEPTH, true)) done(new InvalidJson(TOO_DEEP), undefined)
+    else done(null, body)
+  }
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
-    const text = body.toString()
-    if (text === '') done(null, undefined)
-    else if (nestedDeeperThan(text, MAX_JSON_DEPTH)) done(new InvalidJson(TOO_DEEP), undefined)
-    else json(req, text, done)
+    const source = body.toString()
+    if (acceptsText(req)) text(source, done)
+    else if (source === '') done(null, undefined)
+    else if (nestedDeeperThan(source, MAX_JSON_DEPTH)) done(new InvalidJson(TOO_DEEP), undefined)
+    else json(req, source, done)
   })
   app.addContentTypeParser([...TEXT_BODY_TYPES], { parseAs: 'string' }, (req, body, done) => {
     if (!acceptsText(req)) done(new UnsupportedMediaType(String(req.headers['content-type'])), undefined)
-    else if (nestedDeeperThan(body.toString(), MAX_JSON_DEPTH, true)) done(new InvalidJson(TOO_DEEP), undefined)
-    else done(null, body)
+    else text(body.toString(), done)
   })
 }
 

@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Import a session file (JSONL, any version)
-         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md).
+         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md). The same text sent as `application/json` is taken too.
          */
         post: operations["importSession"];
         delete?: never;

@@ -161,14 +161,28 @@ describe('POST /v1/sessions/import', () => {
     expect(context.json().messages).toHaveLength(446)
   })
 
-  it('answers 400 for an invalid file, 422 for a version too new, 415 for JSON, 413 over the body limit', async () => {
+  it('takes the file sent as application/json, the type many clients send, as JSONL text', async () => {
+    const file = v3('imported-json')
+    const res = await importReq(file, '', 'application/json; charset=utf-8')
+    expect(res.statusCode).toBe(201)
+    expect(res.json()).toMatchObject({ header: { id: 'imported-json' }, entryCount: 2, leafId: 'a2' })
+    const exported = await app.inject({ method: 'GET', url: '/v1/sessions/imported-json/export' })
+    expect(exported.body).toBe(file)
+    const headerOnly = JSON.stringify({ type: 'session', version: 3, id: 'imported-one-line', timestamp: '2026-03-14T15:04:07.123Z', cwd: '/imp' })
+    const one = await importReq(headerOnly, '', 'application/json')
+    expect(one.statusCode).toBe(201)
+    expect(one.json()).toMatchObject({ header: { id: 'imported-one-line' }, entryCount: 0 })
+    expect(problemOf(await importReq('not json at all\n', '', 'application/json'))).toEqual({ status: 400, code: 'SS_INVALID_ARGUMENT' })
+  })
+
+  it('answers 400 for an invalid file, 422 for a version too new, 415 for another type, 413 over the body limit', async () => {
     expect(problemOf(await importReq('not json at all\n'))).toEqual({ status: 400, code: 'SS_INVALID_ARGUMENT' })
     expect(problemOf(await importReq(''))).toEqual({ status: 400, code: 'SS_INVALID_ARGUMENT' })
     expect(problemOf(await importReq(jsonl([{ type: 'message', id: 'x' }])))).toEqual({ status: 400, code: 'SS_INVALID_ARGUMENT' })
     const tooNew = await importReq(jsonl([{ type: 'session', version: 4, id: 'future', timestamp: '2026-03-14T15:04:07.123Z', cwd: '/x' }]))
     expect(tooNew.statusCode).toBe(422)
     expect(problemOf(tooNew).code).toBe('SS_SESSION_VERSION_TOO_NEW')
-    expect(problemOf(await importReq(JSON.stringify({ type: 'session', id: 'j', cwd: '/x' }), '', 'application/json'))).toEqual({ status: 415, code: 'SS_UNSUPPORTED_MEDIA_TYPE' })
+    expect(problemOf(await importReq(v3('octets'), '', 'application/octet-stream'))).toEqual({ status: 415, code: 'SS_UNSUPPORTED_MEDIA_TYPE' })
     await app.close()
     app = await buildTestApp({ config: { bodyLimit: 100 } })
     expect(problemOf(await importReq(v3('big')))).toEqual({ status: 413, code: 'SS_BODY_TOO_LARGE' })
