@@ -81,6 +81,20 @@ describe('list (§11.1)', () => {
     })
   })
 
+  it('counts the entries of a file older than version 2 as the migration makes them (§4.2)', async () => {
+    const records = [
+      { type: 'session', id: 'old', timestamp: '2026-03-01T10:00:00.000Z', cwd: '/srv/app' }, // no version: 1
+      { type: 'message', timestamp: 'x', message: { role: 'user', content: 'q' } },
+      { type: 'message', timestamp: 'x', message: { role: 'assistant', content: [{ type: 'text', text: 'a' }] } },
+      { type: 'compaction', timestamp: 'x', summary: 's', firstKeptEntryIndex: 1, tokensBefore: 1 },
+      { timestamp: 'x', note: 'no type: given an id, still not an entry' },
+    ]
+    writeSession(storage, join(dir, 'v1.jsonl'), records)
+    writeSession(storage, join(dir, 'v2.jsonl'), [{ ...records[0], id: 'two', version: 2 }, ...records.slice(1)])
+    const counts = Object.fromEntries((await listSessions(storage, dir)).map((s) => [s.id, s.entryCount]))
+    expect(counts).toEqual({ old: 3, two: 0 })
+  })
+
   it('§12.86 "(no messages)" without user text, header title beats compactions, non-string cwd is ""', async () => {
     writeSession(storage, join(dir, 'a.jsonl'), [
       header({ title: 'Header title', cwd: 42 }),

@@ -1,7 +1,8 @@
 /**
  * The first `GET /context` of a session file on disk (loaded a piece at a time, streamed as it is
  * serialized) answers exactly the text that the whole-file path gives: `parseJsonlLenient` of the
- * whole text, migration, blob refs resolved, `buildSessionContext`, `JSON.stringify`.
+ * whole text, migration, blob refs resolved, `buildSessionContext`, `JSON.stringify`. A listing of
+ * such a file agrees with the session it opens as.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -85,12 +86,31 @@ describe('GET /context of a session file on disk', () => {
     expect(await firstContext(dir, 'gen-session', '?blobs=ref')).toBe(await expectedContext(dir, text, 'ref'))
   })
 
-  it.each(['pi-v1-large-session.jsonl', 'pi-v1-before-compaction.jsonl'])('answers the fixture %s as the whole-file path does', async (name) => {
+  /** Places the fixture `name` under a fresh DATA_DIR, as its own session. */
+  const placeFixture = (name: string): { dataDir: string, id: string, text: string } => {
     dir = mkdtempSync(join(tmpdir(), 'ss-ctx-answer-'))
     const text = readFileSync(join(FIXTURES, name), 'utf8')
     const id = (JSON.parse(text.slice(0, text.indexOf('\n'))) as { id: string }).id
     const dataDir = place(id, '')
     copyFileSync(join(FIXTURES, name), join(dataDir, 'sessions', encodeCwd(CWD), `2026-01-01T00-00-00-000Z_${id}.jsonl`))
+    return { dataDir, id, text }
+  }
+
+  it.each(['pi-v1-large-session.jsonl', 'pi-v1-before-compaction.jsonl'])('answers the fixture %s as the whole-file path does', async (name) => {
+    const { dataDir, id, text } = placeFixture(name)
     expect(await firstContext(dataDir, id)).toBe(await expectedContext(dataDir, text))
+  })
+
+  it('lists a version 1 file with the entry count it has once opened', async () => {
+    const { dataDir, id, text } = placeFixture('pi-v1-before-compaction.jsonl')
+    const app = await buildDiskTestApp(dataDir)
+    try {
+      const listed = await app.inject({ method: 'GET', url: '/v1/sessions' })
+      const opened = await app.inject({ method: 'GET', url: `/v1/sessions/${id}` })
+      expect(opened.json().entryCount).toBe(text.trim().split('\n').length - 1)
+      expect(listed.json().sessions.map((s: { id: string, entryCount: number }) => [s.id, s.entryCount])).toEqual([[id, opened.json().entryCount]])
+    } finally {
+      await app.close()
+    }
   })
 })
