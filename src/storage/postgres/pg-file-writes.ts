@@ -13,7 +13,7 @@ import { AppendGroups } from './append-groups.js'
 import { entryCount, type PgCatalog } from './pg-catalog.js'
 import { fileText } from './pg-file-reads.js'
 import { transaction } from './pool.js'
-import { keepInTransaction, keptInTransaction, type LinesKeep, type PgReplayStore } from './replays.js'
+import { transactionKeeping, type LinesKeep, type PgReplayStore } from './replays.js'
 import { entryLines } from './session-form.js'
 import { appendToFile, assertVersionAt, keepsForm, moveAt, placeAt, removeAt, type Versioned } from './stored-files.js'
 import type { PgUnsavedSessions } from './unsaved-sessions.js'
@@ -39,14 +39,11 @@ export class PgFileWrites {
     const catalog = this.#catalog
     catalog.tree.assertCanPut(path)
     const mtimeMs = catalog.tick()
-    const placed = await transaction(this.#pool, async (client) => {
+    const placed = await transactionKeeping(this.#pool, keeps, async (client) => {
       await this.#unsaved.claim(client, path, content)
       await removeAt(client, rel)
-      const stored = await placeAt(client, rel, content, new Date(mtimeMs))
-      await keepInTransaction(client, keeps)
-      return stored
+      return await placeAt(client, rel, content, new Date(mtimeMs))
     })
-    keptInTransaction(keeps)
     catalog.record(path, { ...placed, size: Buffer.byteLength(content, 'utf8'), mtimeMs, entries: entryCount(placed.stored, content) })
     catalog.hold(path, placed)
   }
@@ -67,19 +64,15 @@ export class PgFileWrites {
     let appended: Versioned
     let lines = 0
     if (file.stored.kind === 'file') {
-      appended = await transaction(this.#pool, async (client) => {
-        const done = await appendToFile(client, rel, text, mtime)
-        await keepInTransaction(client, keeps)
-        return done
-      })
+      appended = await transactionKeeping(this.#pool, keeps, async (client) => await appendToFile(client, rel, text, mtime))
     } else {
+      // The group commit keeps the answers in its own transaction (append-groups.ts).
       const session = entries === undefined ? undefined : { rel, tenant: file.stored.tenant, id: file.stored.id, entries, mtime, expect: catalog.held(path)?.version, keeps }
       const result = session === undefined ? 'duplicate' : await this.#groups.append(session)
       if (result === 'duplicate' || session === undefined) return await this.replace(path, rel, await fileText(this.#pool, path, rel, file) + text, keeps)
       appended = result
       lines = session.entries.length
     }
-    keptInTransaction(keeps)
     catalog.record(path, { ...file, ...appended, size: file.size + Buffer.byteLength(text, 'utf8'), mtimeMs, entries: file.entries + lines })
     catalog.hold(path, appended)
   }

@@ -22,7 +22,7 @@
  */
 import type pg from 'pg'
 import type { KeptWithLines, ReplayClaim, ReplayStore, StoredReplay } from '../types.js'
-import { query } from './pool.js'
+import { query, transaction } from './pool.js'
 import { lineIds, type EntryLine } from './session-form.js'
 import { tenantOf } from './stored-files.js'
 
@@ -68,6 +68,17 @@ export async function keepInTransaction (client: pg.PoolClient, keeps: readonly 
 /** After the transaction of `keepInTransaction` committed: its answers are kept. */
 export function keptInTransaction (keeps: readonly LinesKeep[]): void {
   for (const keep of keeps) keep.committed = keep.applied
+}
+
+/** `transaction(pool, fn)` that keeps `keeps` too, after `fn`: they are kept once it committed. */
+export async function transactionKeeping<T> (pool: pg.Pool, keeps: readonly LinesKeep[], fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const result = await transaction(pool, async (client) => {
+    const value = await fn(client)
+    await keepInTransaction(client, keeps)
+    return value
+  })
+  keptInTransaction(keeps)
+  return result
 }
 
 export class PgReplayStore implements ReplayStore {

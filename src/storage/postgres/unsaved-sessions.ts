@@ -21,7 +21,7 @@ import type { UnsavedSessions } from '../types.js'
 import { ListenConnection } from './listen-connection.js'
 import type { PathQueues } from './path-queues.js'
 import { query, transaction } from './pool.js'
-import { keepInTransaction, keptInTransaction, type PgReplayStore } from './replays.js'
+import { transactionKeeping, type PgReplayStore } from './replays.js'
 import { sessionForm } from './session-form.js'
 import { StaleFile, tenantOf } from './stored-files.js'
 
@@ -81,7 +81,7 @@ export class PgUnsavedSessions implements UnsavedSessions {
     await this.#queues.exclusive([path], async () => {
       const held = this.#held.get(pathKey(path))
       const expect = held?.tenant === tenant && held.id === form.id ? held.revision : undefined
-      const revision = await transaction(this.#pool, async (client) => {
+      const revision = await transactionKeeping(this.#pool, keeps, async (client) => {
         const { rows } = await client.query<{ revision: string, open: boolean }>(
           'SELECT revision, path IS NULL AND unsaved AS open FROM ss_sessions WHERE tenant = $1 AND id = $2 FOR UPDATE', [tenant, form.id])
         const row = rows[0]
@@ -103,10 +103,8 @@ export class PgUnsavedSessions implements UnsavedSessions {
         }
         const revision = Number((stored.rows[0] as { revision: string }).revision)
         await client.query(NOTIFY, [tenant, form.id, revision])
-        await keepInTransaction(client, keeps)
         return revision
       })
-      keptInTransaction(keeps)
       this.#held.set(pathKey(path), { tenant, id: form.id, revision })
     }, false)
   }
