@@ -1,25 +1,19 @@
 /**
- * One session held in memory, bound to a file when persisting (SPEC.md §6). Every `append*` is
- * synchronous: memory changes at once and disk work is queued (§8). Lifecycle operations that
+ * One session held in memory, bound to a file when persisting (SPEC.md §6): the model
+ * (session-model.ts) plus persistence. Every `append*` is synchronous: memory changes at once and
+ * disk work is queued (§8). Lifecycle operations that
  * replace the session live in `session-lifecycle.ts`; the factories in `session-factories.ts`.
  */
 import { join } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
-import { EntryNotFound } from '../errors.js'
 import type { SessionStorage } from '../storage/types.js'
-import { checkNewEntry } from './append-rules.js'
 import { writeBreadcrumb } from './breadcrumbs.js'
-import { buildSessionContext } from './context.js'
-import { setOwnField } from './guards.js'
 import { sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
 import { rememberJson } from './json-text.js'
 import type { Logger } from './logger.js'
-import { SessionState } from './session-state.js'
-import { buildTree, flatTree, getChildren, type FlatTreeNode } from './tree.js'
-import type {
-  AgentMessage, EntryType, FileRecord, SessionContext, SessionEntryBase, SessionHeader, SessionTreeNode,
-} from './types.js'
+import { SessionModel } from './session-model.js'
+import type { FileRecord, SessionEntryBase } from './types.js'
 import { WriteQueue } from './write-queue.js'
 import * as factories from './session-factories.js'
 import type { CreateOptions, ManagerOptions } from './session-factories.js'
@@ -38,14 +32,11 @@ export interface ManagerEnv {
   persist: boolean
 }
 
-/** A new entry as the generic append takes it: a type plus its fields, no id/parentId/timestamp. */
-export type NewEntryFields = { type: EntryType | string } & Record<string, unknown>
+export type { NewEntryFields } from './session-model.js'
 
-export class SessionManager {
+export class SessionManager extends SessionModel {
   /** @internal shared with session-lifecycle.ts and session-factories.ts */
   readonly env: ManagerEnv
-  /** @internal */
-  state: SessionState
   /** @internal */
   readonly queue: WriteQueue
   /** @internal */
@@ -96,11 +87,11 @@ export class SessionManager {
 
   /** @internal use the factories above. */
   constructor (env: ManagerEnv, cwd: string, sessionDir: string) {
+    super([])
     this.env = env
     this.cwd = cwd
     this.sessionDir = sessionDir
     this.queue = new WriteQueue(env.storage, env.blobs, env.log)
-    this.state = new SessionState([])
     this.startFresh()
   }
 
@@ -126,72 +117,13 @@ export class SessionManager {
     await writeBreadcrumb(storage, dataDir, terminalId, this.cwd, this.sessionFile, log)
   }
 
-  // ── Appends (§6.4) ──────────────────────────────────────────────────────────
-
-  /**
-   * Appends one entry of any type with the checks and defaults of its typed method; extra keys
-   * are kept. Throws the latched error (or a validation error) before changing anything.
-   * Returns the new entry id.
-   */
-  appendEntry (fields: NewEntryFields): string {
+  /** §8.7: a latched error is thrown before anything changes. */
+  protected override beforeChange (): void {
     this.queue.throwIfLatched()
-    const checked = checkNewEntry(fields, (id) => this.state.byId.has(id))
-    const entry = { type: checked.type, id: this.state.newEntryId(), parentId: this.state.leafId, timestamp: nowIso() } as SessionEntryBase
-    // The other fields follow in their own order (an object spread, without its slow path).
-    for (const key of Object.keys(checked)) {
-      if (key !== 'type' && key !== 'id' && key !== 'parentId' && key !== 'timestamp') setOwnField(entry, key, checked[key])
-    }
-    this.state.add(entry)
-    this.#persistAppend(entry)
-    return entry.id
-  }
-
-  appendMessage (message: AgentMessage): string {
-    return this.appendEntry({ type: 'message', message })
-  }
-
-  appendThinkingLevelChange (thinkingLevel?: string | null): string {
-    return this.appendEntry({ type: 'thinking_level_change', thinkingLevel })
-  }
-
-  appendModelChange (model: string, role?: string): string {
-    return this.appendEntry({ type: 'model_change', model, role })
-  }
-
-  appendCompaction (summary: string, shortSummary: string | undefined, firstKeptEntryId: string | undefined,
-    tokensBefore: number, details?: unknown, fromExtension?: boolean, preserveData?: Record<string, unknown>): string {
-    return this.appendEntry({
-      type: 'compaction', summary, shortSummary, firstKeptEntryId, tokensBefore, details, preserveData, fromExtension,
-    })
-  }
-
-  appendCustomEntry (customType: string, data?: unknown): string {
-    return this.appendEntry({ type: 'custom', customType, data })
-  }
-
-  appendCustomMessageEntry (customType: string, content: string | unknown[], display: boolean, details?: unknown,
-    attribution: 'user' | 'agent' = 'agent'): string {
-    return this.appendEntry({ type: 'custom_message', customType, content, display, details, attribution })
-  }
-
-  appendLabelChange (targetId: string, label?: string): string {
-    return this.appendEntry({ type: 'label', targetId, label })
-  }
-
-  appendTtsrInjection (ruleNames: string[]): string {
-    return this.appendEntry({ type: 'ttsr_injection', injectedRules: ruleNames })
-  }
-
-  appendSessionInit (init: { systemPrompt: string, task: string, tools: string[], outputSchema?: unknown }): string {
-    return this.appendEntry({ type: 'session_init', ...init })
-  }
-
-  appendModeChange (mode: string, data?: Record<string, unknown>): string {
-    return this.appendEntry({ type: 'mode_change', mode, data })
   }
 
   /** Hands a new entry to the persistence pipeline: incremental, first flush, or deferred (§8.3). */
-  #persistAppend (entry: SessionEntryBase): void {
+  protected override afterAppend (entry: SessionEntryBase): void {
     if (this.sessionFile === undefined) return
     // Its stored line is this text when nothing in it is rewritten (persist-transform.ts), and
     // the answer to the append repeats it: written once for both.
@@ -204,74 +136,6 @@ export class SessionManager {
     }
   }
 
-  // ── Navigation (§6.5) ───────────────────────────────────────────────────────
-
-  branch (entryId: string): void {
-    if (!this.state.byId.has(entryId)) throw new EntryNotFound(entryId)
-    this.state.leafId = entryId
-  }
-
-  resetLeaf (): void {
-    this.state.leafId = null
-  }
-
-  branchWithSummary (fromId: string | null, summary: string, details?: unknown, fromExtension?: boolean): string {
-    this.queue.throwIfLatched()
-    if (fromId !== null && !this.state.byId.has(fromId)) throw new EntryNotFound(fromId)
-    const previous = this.state.leafId
-    this.state.leafId = fromId
-    try {
-      return this.appendEntry({ type: 'branch_summary', fromId: fromId ?? 'root', summary, details, fromExtension })
-    } catch (err) {
-      this.state.leafId = previous
-      throw err
-    }
-  }
-
-  // ── Reads (§6.6) ────────────────────────────────────────────────────────────
-
-  getLeafId (): string | null { return this.state.leafId }
-  getLeafEntry (): SessionEntryBase | undefined {
-    return this.state.leafId === null ? undefined : this.state.byId.get(this.state.leafId)
-  }
-
-  getEntry (id: string): SessionEntryBase | undefined { return this.state.byId.get(id) }
-  /** Every entry in file order (opaque records excluded); a new array. */
-  getEntries (): SessionEntryBase[] { return [...this.state.entries] }
-  /** Number of entries; `seq` of an entry is its 1-based position among them. */
-  entryCount (): number { return this.state.entries.length }
-  /** Entries `[start, end)` in file order, without copying the whole list. */
-  entriesSlice (start: number, end: number): SessionEntryBase[] { return this.state.entries.slice(start, end) }
-  getHeader (): SessionHeader { return this.state.header }
-
-  getBranch (fromId?: string): SessionEntryBase[] {
-    const id = fromId ?? this.state.leafId
-    const leaf = id === null ? undefined : this.state.byId.get(id)
-    return leaf === undefined ? [] : this.state.pathTo(leaf)
-  }
-
-  getChildren (parentId: string): SessionEntryBase[] { return getChildren(this.state.entries, parentId) }
-  getLabel (id: string): string | undefined { return this.state.labels.get(id) }
-  /** Target id → current label, in the order targets became labelled. */
-  labels (): ReadonlyMap<string, string> { return this.state.labels }
-  /** The id index (later duplicates win, §5.4). */
-  index (): ReadonlyMap<string, SessionEntryBase> { return this.state.byId }
-  getTree (): SessionTreeNode[] {
-    return buildTree(this.state.entries, this.state.byId, this.state.labels, this.state.parentPositions())
-  }
-
-  /** The tree as flat nodes in file order, children as ids (what `GET /tree` serves). */
-  getFlatTree (): FlatTreeNode[] {
-    return flatTree(this.state.entries, this.state.byId, this.state.labels, this.state.parentPositions())
-  }
-
-  /** The context of the current leaf, or of `leafId` when given (unknown ids fall back, §7.2). */
-  buildSessionContext (leafId?: string | null): SessionContext {
-    const leaf = leafId === undefined ? this.state.leafId : leafId
-    return buildSessionContext(this.state.entries, leaf, this.state.byId, (entry) => this.state.pathTo(entry))
-  }
-
-  getSessionId (): string { return this.state.header.id }
   getSessionFile (): string | undefined { return this.sessionFile }
   getSessionDir (): string { return this.sessionDir }
   getCwd (): string { return this.cwd }

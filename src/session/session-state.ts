@@ -9,6 +9,14 @@ import type { FileRecord, SessionEntryBase, SessionHeader } from './types.js'
 /** How many of the latest entries a new entry's parent is looked for among before the id → position map. */
 const NEAR = 64
 
+/** What `SessionState.rollback` restores: the counts and the leaf at the mark. */
+export interface Checkpoint {
+  readonly records: number
+  readonly entries: number
+  readonly leafId: string | null
+  readonly hasAssistant: boolean
+}
+
 export class SessionState {
   /** Header first, then every later record in file order, opaque ones included. */
   records: FileRecord[]
@@ -49,6 +57,38 @@ export class SessionState {
     this.records.push(entry)
     this.#track(entry)
     this.leafId = entry.id
+  }
+
+  /** A mark of the state now, for `rollback`. */
+  checkpoint (): Checkpoint {
+    return { records: this.records.length, entries: this.entries.length, leafId: this.leafId, hasAssistant: this.hasAssistant }
+  }
+
+  /**
+   * Takes out every record added after `mark` (appends only: the records before it are as they
+   * were) and restores the leaf. The id index, labels and parent positions follow.
+   */
+  rollback (mark: Checkpoint): void {
+    const removed = this.entries.splice(mark.entries)
+    this.records.length = mark.records
+    this.leafId = mark.leafId
+    this.hasAssistant = mark.hasAssistant
+    if (removed.length === 0) return
+    let labelled = false
+    for (const entry of removed) {
+      if (this.byId.get(entry.id) === entry) this.byId.delete(entry.id)
+      this.#positions.delete(entry.id)
+      if (entry.type === 'label') labelled = true
+    }
+    // A removed entry may have hidden an earlier one of the same id (§5.4: the later one wins).
+    const hidden = new Set(removed.filter((e) => !this.byId.has(e.id)).map((e) => e.id))
+    if (hidden.size > 0) for (const entry of this.entries) if (hidden.has(entry.id)) this.byId.set(entry.id, entry)
+    if (this.#parents !== undefined) this.#parents.length = mark.entries
+    this.#positioned = Math.min(this.#positioned, mark.entries)
+    if (labelled) {
+      this.labels = new Map()
+      for (const entry of this.entries) if (entry.type === 'label') applyLabelEntry(this.labels, entry)
+    }
   }
 
   /** A fresh entry id, unique among every entry of the session (§3.2). */
