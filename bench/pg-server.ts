@@ -11,14 +11,14 @@
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
-import { PgSessionStorage } from '../src/storage/postgres/pg-session-storage.js'
+import { join } from 'node:path'
 import { migrate } from '../src/storage/postgres/migrate.js'
 import { createPool } from '../src/storage/postgres/pool.js'
 import { runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
 import { writeDeepSession } from './lib/generate.js'
 import { createDurableSession, messageBody } from './lib/http.js'
 import { withDatabase } from './lib/pg-database.js'
+import { storeTexts } from './lib/pg-seed.js'
 import { buildOnce, cpuSecondsOf, startOurServer, type ServerHandle } from './lib/processes.js'
 import { fmt, int, median, table, verdict, writeSection } from './lib/stats.js'
 
@@ -136,21 +136,15 @@ async function timeOpen (server: ServerHandle, id: string): Promise<OpenRun> {
 }
 
 /**
- * The same 100,000-entry chain on disk and in the database (stored as a session file is, at the
- * same path under DATA_DIR); runs alternate between a fresh disk server and a fresh PostgreSQL server.
+ * The same 100,000-entry chain on disk and in the database (stored as an import stores it); runs
+ * alternate between a fresh disk server and a fresh PostgreSQL server.
  */
 async function openLoads (url: string, runs: number): Promise<PgServerResults['open']> {
   const diskDir = mkdtempSync(join(tmpdir(), 'bench-pgserver-open-disk-'))
   const pgDir = mkdtempSync(join(tmpdir(), 'bench-pgserver-open-pg-'))
   try {
     const session = writeDeepSession(diskDir, OPEN_ENTRIES)
-    const pool = createPool(url, { max: 2 })
-    try {
-      const storage = await PgSessionStorage.open(pool, { dataDir: pgDir })
-      await storage.writeText(join(pgDir, relative(diskDir, session.path)), readFileSync(session.path, 'utf8'))
-    } finally {
-      await pool.end()
-    }
+    await storeTexts(url, [readFileSync(session.path, 'utf8')])
     const out: PgServerResults['open'] = { disk: [], pg: [], bytes: session.bytes }
     for (let r = 0; r < runs; r++) {
       for (const backend of ['disk', 'pg'] as const) {

@@ -4,7 +4,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { HEAD_OPERATION_ID, LocationHeader, requiredHeader } from '../src/schemas/responses.js'
-import { ref } from '../src/schemas/shared.js'
+import { ref } from '../src/schemas/ref.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
 import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 

@@ -6,7 +6,7 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
 import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
-import { ref } from '../src/schemas/shared.js'
+import { ref } from '../src/schemas/ref.js'
 import { Entry, NewEntry } from './entry-types.schema.js'
 import { IdParams, IfMatchHeaders, SessionId } from './sessions.schema.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.

@@ -7,7 +7,7 @@
  * in `ENTRY_VARIANTS` or `NEW_ENTRY_VARIANTS`.
  */
 import { Type, type TProperties, type TSchema } from '@sinclair/typebox'
-import { ref } from '../src/schemas/shared.js'
+import { ref } from '../src/schemas/ref.js'
 import { AgentMessageSchema, ENTRY_TYPES, entryFields, OtherEntrySchema, type EntryType } from '../src/session/types.js'
 
 /** `thinking_level_change` → `ThinkingLevelChange`. */

@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
-import { ref } from '../src/schemas/shared.js'
+import { ref } from '../src/schemas/ref.js'
 // Named here so that declaration emit can spell the schema symbols of spread TypeBox objects.
 import { Hint, Kind, OptionalKind, ReadonlyKind } from '@sinclair/typebox'
 

@@ -1,35 +1,20 @@
 /** Liveness and readiness probes (API.md "Health and docs"). */
-import { join } from 'node:path'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { NotReady } from '../src/errors.js'
-import type { SessionStorage } from '../src/storage/types.js'
+import type { SessionStore } from '../src/storage/store.js'
 import { Healthz, Readyz } from './health.schema.js'
 
 export interface HealthOptions {
-  /** The session storage whose writability `/readyz` proves. */
-  storage: SessionStorage
+  /** The session store whose writability `/readyz` proves. */
+  store: SessionStore
 }
-
-let probes = 0
 
 /**
  * How long, in ms, a /readyz storage probe answers for: within it every probe shares the last
  * result (and concurrent ones the probe in flight), so that a flood of probes costs no file
- * creations and removals.
+ * creations and removals (or database round trips).
  */
 export const READY_PROBE_TTL_MS = 1000
-
-/** Writes and removes a small file under `dataDir`; rejects when storage cannot write. */
-async function probeWritable (storage: SessionStorage, dataDir: string): Promise<void> {
-  const path = join(dataDir, `.readyz-${process.pid}-${++probes}`)
-  try {
-    await storage.writeText(path, 'ok\n')
-  } catch (err) {
-    await storage.unlink(path).catch(() => {})
-    throw err
-  }
-  await storage.unlink(path)
-}
 
 /** `check`, run at most once per READY_PROBE_TTL_MS; its result (or failure) is shared. */
 function cached (check: () => Promise<void>): () => Promise<void> {
@@ -45,16 +30,12 @@ function cached (check: () => Promise<void>): () => Promise<void> {
   }
 }
 
-const health: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { storage }) => {
+const health: FastifyPluginAsyncTypebox<HealthOptions> = async (app, { store }) => {
   app.get('/healthz', { schema: Healthz, config: { scope: 'public' } }, async () => ({ status: 'ok' as const }))
 
   const ready = cached(async () => {
-    try {
-      await probeWritable(storage, app.config.dataDir)
-    } catch (err) {
-      throw new NotReady('storage is not writable', { cause: err })
-    }
-    if (!await app.tenants.isReady()) throw new NotReady('session registry is not ready')
+    if (!await store.writable()) throw new NotReady('storage is not writable')
+    if (!app.tenants.isReady()) throw new NotReady('session registry is not ready')
   })
   // Public, but shed under load like the API: an overloaded server is not ready for more traffic.
   app.get('/readyz', { schema: Readyz, config: { scope: 'public', shedLoad: true } }, async () => {

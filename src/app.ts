@@ -39,12 +39,12 @@ import securityHeaders from './plugins/security-headers.js'
 import serialization from './plugins/serialization.js'
 import type { SessionRegistry } from './registry/session-registry.js'
 import { registerSharedSchemas } from './schemas/shared.js'
-import type { SessionStorage } from './storage/types.js'
+import type { SessionStore } from './storage/store.js'
 
 export interface AppDeps {
   config: Config
-  /** The session storage; `/readyz` proves it writable. */
-  storage: SessionStorage
+  /** The session store; `/readyz` proves it writable. */
+  store: SessionStore
   /** The default tenant's blobs. */
   blobs: BlobStore
   /** Makes the blob store of every other tenant. Default: `createBlobStore(config.storage, root)`. */
@@ -81,7 +81,7 @@ function tenantsOf (deps: AppDeps, app: App): Tenants {
   if (deps.tenants !== undefined) return deps.tenants
   const tenants = new Tenants({
     dataDir: deps.config.dataDir,
-    storage: deps.storage,
+    store: deps.store,
     blobStores: deps.blobStores ?? ((root) => createBlobStore(deps.config.storage, root)),
     defaultTenant: { registry: deps.registry, blobs: deps.blobs },
     logger: app.log,
@@ -148,7 +148,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(downloads)
   await app.register(openapi)
 
-  await app.register(healthRoutes, { storage: deps.storage })
+  await app.register(healthRoutes, { store: deps.store })
   await app.register(metricsRoutes)
   await app.register(blobRoutes, { prefix: '/v1/blobs' })
   await app.register(sessionRoutes, { prefix: '/v1/sessions' })

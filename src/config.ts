@@ -7,7 +7,7 @@ import { resolve } from 'node:path'
 import { InvalidConfig } from './errors.js'
 import type { RegistryLimits } from './registry/registry-core.js'
 import type { StorageKind } from './storage/index.js'
-import { DEFAULT_UNSAVED_MAX_AGE_MS } from './storage/postgres/unsaved-sessions.js'
+import { DEFAULT_UNSAVED_MAX_AGE_MS } from './storage/postgres/pg-purge.js'
 
 export type { StorageKind }
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'

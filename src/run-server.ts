@@ -15,7 +15,7 @@ import { boundHeapGrowth } from './heap-growth.js'
 import { processLogger } from './http/request-log.js'
 import { acquireLock, type LockFile } from './lock-file.js'
 import { createRegistry, type SessionRegistry } from './registry/session-registry.js'
-import { openStorage } from './storage/open-storage.js'
+import { openStore } from './storage/open-store.js'
 
 /** After this long, connections still open at shutdown are cut. */
 const SHUTDOWN_GRACE_MS = 10_000
@@ -81,14 +81,14 @@ export async function startServer (config: Config, logger: Logger): Promise<Runn
   let closeStorage = async (): Promise<void> => {}
   try {
     const tokens = config.authTokensFile === undefined ? undefined : await loadTokens(config.authTokensFile)
-    const opened = await openStorage(config, logger)
-    const storage = opened.storage
+    const opened = await openStore(config, logger)
+    const store = opened.store
     closeStorage = opened.close
     const blobs = opened.blobs(config.dataDir, DEFAULT_TENANT)
     const registry = createRegistry({
-      dataDir: config.dataDir, storage, blobs, logger, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
+      tenant: DEFAULT_TENANT, dataDir: config.dataDir, store, blobs, logger, maxOpenSessions: config.maxOpenSessions, limits: registryLimits(config),
     })
-    const app = await buildApp({ config, storage, blobs, blobStores: opened.blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
+    const app = await buildApp({ config, store, blobs, blobStores: opened.blobs, registry, logger, ...(tokens === undefined ? {} : { tokens }) })
     const address = await app.listen({ host: config.host, port: config.port })
     const auth = tokens === undefined ? 'open' : 'tokens'
     logger.info({ address, dataDir: config.dataDir, storage: config.storage, auth, tokens: tokens?.size }, 'session-store listening')

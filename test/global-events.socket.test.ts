@@ -3,11 +3,11 @@
  * `Last-Event-ID` resumes after it without gap or repeat while the server holds it, and starts
  * with a `reset` event when it does not (API.md "Live stream (SSE)").
  */
+import { storeStack } from './helpers/stack.js'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { MemoryBlobStore } from '../src/blobs/index.js'
-import { createRegistry, type StreamOptions } from '../src/registry/session-registry.js'
-import { MemorySessionStorage } from '../src/storage/index.js'
+import { type StreamOptions } from '../src/registry/session-registry.js'
 import { buildTestApp, testConfig } from './helpers/app.js'
 import { SseClient } from './sse-client.js'
 
@@ -16,10 +16,10 @@ let base: string
 const clients: SseClient[] = []
 
 async function start (streams: Partial<StreamOptions> = {}): Promise<void> {
-  const storage = new MemorySessionStorage()
   const blobs = new MemoryBlobStore()
-  const registry = createRegistry({ dataDir: testConfig().dataDir, storage, blobs, streams })
-  app = await buildTestApp({ storage, blobs, registry })
+  const stack = storeStack({ dataDir: testConfig().dataDir, blobs, streams })
+  app = await buildTestApp({ store: stack.store, blobs, registry: stack.registry })
+  app.addHook('onClose', stack.close)
   base = await app.listen({ port: 0, host: '127.0.0.1' })
 }
 

@@ -11,10 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MAX_PARAM_LENGTH } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { HEAP_GROWING_PERCENT } from '../src/heap-growth.js'
-import { IDEMPOTENCY_KEYS } from '../src/registry/open-session.js'
+import { IDEMPOTENCY_KEYS } from '../src/storage/jsonl/answer-memory.js'
 import { SSE_MAX_BUFFERED_BYTES } from '../src/registry/registry-core.js'
-import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../src/registry/session-info.js'
-import { LISTING_CACHE_FILES } from '../src/registry/session-listing.js'
+import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../src/session/listing-item.js'
 import { MAX_JSON_DEPTH } from '../src/plugins/json-depth.js'
 import { startServer, type ServerProcess } from './helpers/server-process.js'
 
@@ -96,7 +95,6 @@ describe('README limits', () => {
     expect(value('a path parameter')).toBe(MAX_PARAM_LENGTH)
     expect(value('unsent bytes of one live stream')).toBe(SSE_MAX_BUFFERED_BYTES)
     expect(value('`Idempotency-Key`s remembered')).toBe(IDEMPOTENCY_KEYS)
-    expect(value('closed sessions whose listing item')).toBe(LISTING_CACHE_FILES)
     expect(README.replace(/\s+/g, ' ')).toContain(`heap growing factor at ${1 + HEAP_GROWING_PERCENT / 100} `)
   })
 })

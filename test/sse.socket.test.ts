@@ -3,6 +3,7 @@
  * duplicate, many subscribers, a slow subscriber cut off with bounded server memory, leaf /
  * session / deleted events, heartbeats, the dashboard stream and shutdown.
  */
+import { storeStack } from './helpers/stack.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -13,8 +14,7 @@ import { Agent } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../src/app.js'
 import { MemoryBlobStore } from '../src/blobs/index.js'
-import { createRegistry, type SessionRegistry, type StreamOptions } from '../src/registry/session-registry.js'
-import { MemorySessionStorage } from '../src/storage/index.js'
+import { type SessionRegistry, type StreamOptions } from '../src/registry/session-registry.js'
 import { buildTestApp, testConfig } from './helpers/app.js'
 import { waitUntil } from './helpers/wait.js'
 import { append, assistant, message, persistedSession, user } from './http/session-helpers.js'
@@ -26,10 +26,11 @@ let base: string
 const clients: SseClient[] = []
 
 async function start (streams: Partial<StreamOptions> = {}): Promise<void> {
-  const storage = new MemorySessionStorage()
   const blobs = new MemoryBlobStore()
-  registry = createRegistry({ dataDir: testConfig().dataDir, storage, blobs, streams })
-  app = await buildTestApp({ storage, blobs, registry })
+  const stack = storeStack({ dataDir: testConfig().dataDir, blobs, streams })
+  registry = stack.registry
+  app = await buildTestApp({ store: stack.store, blobs, registry })
+  app.addHook('onClose', stack.close)
   base = await app.listen({ port: 0, host: '127.0.0.1' })
 }
 
@@ -193,10 +194,11 @@ describe('a slow subscriber', () => {
   }
 
   it('is disconnected while server memory stays flat, and resumes without loss', async () => {
-    const storage = new MemorySessionStorage()
     const blobs = new MemoryBlobStore()
-    registry = createRegistry({ dataDir: testConfig().dataDir, storage, blobs, streams: { maxBufferedBytes: 256 * 1024, drainTimeoutMs: 200 } })
-    app = await buildTestApp({ storage, blobs, registry })
+    const stack = storeStack({ dataDir: testConfig().dataDir, blobs, streams: { maxBufferedBytes: 256 * 1024, drainTimeoutMs: 200 } })
+    registry = stack.registry
+    app = await buildTestApp({ store: stack.store, blobs, registry })
+    app.addHook('onClose', stack.close)
     socketPath = join(mkdtempSync(join(tmpdir(), 'ss-sse-')), 'server.sock')
     await app.listen({ path: socketPath })
     agent = new Agent({ connect: { socketPath } })

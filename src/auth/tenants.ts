@@ -1,16 +1,16 @@
 /**
- * One storage root per tenant: the default tenant keeps `DATA_DIR` itself, every other tenant
- * gets `DATA_DIR/tenants/<tenant>/` with its own `sessions/`, `blobs/` and `terminal-sessions/`.
- * Each tenant has its own SessionRegistry and BlobStore, created on first use, so that a session
- * or blob of one tenant is simply not found (404) by another: nothing is shared to leak.
+ * One registry and one blob store per tenant, created on first use, over the one session store
+ * of the server (which keeps tenants apart: on disk the default tenant keeps `DATA_DIR` itself,
+ * every other one `DATA_DIR/tenants/<tenant>/`). A session or blob of one tenant is simply not
+ * found (404) by another: nothing is shared to leak.
  */
-import { join } from 'node:path'
 import type { BlobStoreFactory } from '../blobs/index.js'
 import type { BlobStore } from '../blobs/types.js'
 import { InvalidArgument, NotReady } from '../errors.js'
 import { createRegistry, type SessionRegistry } from '../registry/session-registry.js'
 import type { Logger } from '../session/logger.js'
-import type { SessionStorage } from '../storage/types.js'
+import type { SessionStore } from '../storage/store.js'
+import { tenantRoot } from '../storage/paths.js'
 import { DEFAULT_TENANT, TENANT_RE } from './tokens.js'
 
 /** What a request works on: its tenant's sessions and blobs. */
@@ -24,8 +24,8 @@ export interface Tenant {
 export interface TenantsOptions {
   /** `DATA_DIR`: the default tenant's root and the parent of `tenants/`. */
   dataDir: string
-  /** The session storage every tenant's registry uses (paths keep tenants apart). */
-  storage: SessionStorage
+  /** The session store every tenant's registry uses (keyed by tenant). */
+  store: SessionStore
   /** Makes each tenant's blob store. */
   blobStores: BlobStoreFactory
   /** The default tenant's registry and blobs, owned (and closed) by the caller. */
@@ -35,10 +35,7 @@ export interface TenantsOptions {
   maxOpenSessions?: number
 }
 
-/** The storage root of `tenant` under `dataDir`. */
-export function tenantRoot (dataDir: string, tenant: string): string {
-  return tenant === DEFAULT_TENANT ? dataDir : join(dataDir, 'tenants', tenant)
-}
+export { tenantRoot }
 
 /** The tenants of one server, created lazily by name. */
 export class Tenants {
@@ -68,10 +65,9 @@ export class Tenants {
     return tenant
   }
 
-  /** Every tenant's registry has its index and can write to its root. */
-  async isReady (): Promise<boolean> {
-    const ready = await Promise.all([...this.#tenants.values()].map(async (t) => await t.registry.isReady()))
-    return ready.every(Boolean)
+  /** No tenant's registry is shutting down. */
+  isReady (): boolean {
+    return [...this.#tenants.values()].every((t) => t.registry.isReady())
   }
 
   /** Ends every live stream of every tenant (before the server waits for its connections). */
@@ -91,12 +87,13 @@ export class Tenants {
   }
 
   #create (name: string): Tenant {
-    const { dataDir, storage, blobStores, logger, maxOpenSessions, defaultTenant } = this.#options
+    const { dataDir, store, blobStores, logger, maxOpenSessions, defaultTenant } = this.#options
     const root = tenantRoot(dataDir, name)
     const blobs = blobStores(root, name)
     const registry = createRegistry({
+      tenant: name,
       dataDir: root,
-      storage,
+      store,
       blobs,
       logger,
       maxOpenSessions,

@@ -44,7 +44,7 @@ export async function runStoreMove (values: Values, positionals: string[], io: I
       report.line(`copied ${describeMove(result)} from ${from.label} to ${to.label}; verification FAILED: ${result.problems.length} problem(s)`)
       return EXIT_FAILURE
     }
-    report.line(`moved ${describeMove(result)} from ${from.label} to ${to.label}; verified: every file and blob matches`)
+    report.line(`moved ${describeMove(result)} from ${from.label} to ${to.label}; verified: every session and blob matches`)
     return EXIT_OK
   } finally {
     report.done()

@@ -39,15 +39,16 @@ migrated and rewritten atomically, as loading it into the server would. Holds th
 lock, so it refuses to run while a server uses the directory. Prints a summary with counts;
 exits 1 when a file cannot be migrated (unsupported version, or a failed rewrite).
 
-With --from and --to, copies a whole store into another: every tenant's session files and
-terminal breadcrumbs and every blob, from a DATA_DIR to a PostgreSQL database
-(postgres://…) or back (or DATA_DIR to DATA_DIR). Files are written atomically one at a
-time, then both sides are read again and compared (SHA-256 of every file and blob, counts).
-Progress goes to stderr, a summary to stdout; exits 1 on any difference. A DATA_DIR is
-locked for the run, so no server may use it. The destination must be empty unless --merge
-is given; --merge adds to it and skips what it already holds, but never overwrites a file
-that differs (that is reported as a problem, exit 1). An interrupted move leaves only whole
-files; run it again with --merge to finish.
+With --from and --to, copies a whole store into another: every tenant's sessions (their text
+byte for byte), terminal breadcrumbs and blobs, from a DATA_DIR to a PostgreSQL database
+(postgres://…) or back (or DATA_DIR to DATA_DIR). Each session is stored whole in one step,
+then both sides are read again and compared (SHA-256 of every session and blob, counts).
+Files of a DATA_DIR that are no sessions (set-aside or temp files) stay behind. Progress goes
+to stderr, a summary to stdout; exits 1 on any difference. A DATA_DIR is locked for the run,
+so no server may use it. The destination must be empty unless --merge is given; --merge adds
+to it and skips what it already holds, but never overwrites a session that differs (that is
+reported as a problem, exit 1). An interrupted move leaves only whole sessions; run it again
+with --merge to finish.
 
 Options:
   --apply          rewrite the files (default: dry run, touching nothing)

@@ -1,32 +1,26 @@
 /**
  * Copies one whole store into another (`session-store migrate --from … --to …`), then proves
- * the copy: every session file and breadcrumb of every tenant (the files below each tenant's
- * `sessions/` and `terminal-sessions/`, names starting with `.` — temp files — left out) and
- * every blob. Blobs go first, put (durable on return) one at a time; then files, written
- * atomically (temp, fsync, rename) one at a time, so an interrupted move leaves no partial
- * session file and none whose blobs are missing. Memory holds one session file or one blob at
- * a time.
+ * the copy: every session of every tenant (its text byte for byte), every terminal breadcrumb
+ * and every blob. Blobs go first, put (durable on return) one at a time; then sessions, each
+ * stored whole in one step (an atomic file write, or one transaction), so an interrupted move
+ * leaves no partial session and none whose blobs are missing. Memory holds one session or one
+ * blob at a time.
  *
- * Session files are copied byte for byte. A breadcrumb names its session file by path; when
- * that path lies in the source root it is rebased onto the destination root (otherwise it
- * would name a file of the old store), and verified as rebased.
- *
- * The verification re-reads both sides after the copy: each file's SHA-256 against its
+ * The verification reads both sides again after the copy: each session's SHA-256 against its
  * source's, each blob's bytes against its hash on both sides, and the counts.
  */
 import { createHash } from 'node:crypto'
-import { basename, join, relative, sep } from 'node:path'
 import { openBlob } from '../blobs/reader.js'
 import { sha256Hex } from '../blobs/hash.js'
 import type { BlobStore } from '../blobs/types.js'
-import { writeAtomically } from '../session/write-queue.js'
-import type { SessionStorage } from '../storage/types.js'
+import { SessionExists } from '../errors.js'
+import type { ListingItem, SessionStore } from '../storage/store.js'
 import { CliError, messageOf, type Output } from './args.js'
 import { plural, type Reporter } from './progress.js'
 import type { Store } from './stores.js'
 
 export interface MoveOptions {
-  /** Add to a destination that already holds sessions or blobs (never overwriting a differing file). */
+  /** Add to a destination that already holds sessions or blobs (never overwriting a differing session). */
   merge: boolean
   signal: AbortSignal
 }
@@ -37,30 +31,27 @@ export interface MoveResult {
   fileBytes: number
   blobs: number
   blobBytes: number
-  /** Files and blobs the destination already held with the same content (with `merge`). */
+  /** Sessions and blobs the destination already held with the same content (with `merge`). */
   alreadyThere: number
-  /** One line per file or blob that differs, could not be copied or could not be verified. */
+  /** One line per session or blob that differs, could not be copied or could not be verified. */
   problems: string[]
   interrupted: boolean
 }
 
-interface Plan { tenant: string, files: string[], blobs: string[] }
-
-/** Top-level directories of a tenant root that hold files to move. */
-const TREES = ['sessions', 'terminal-sessions']
+interface Plan { tenant: string, sessions: ListingItem[], blobs: string[] }
 
 /** Copies `from` into `to`, then verifies. Problems are collected, not thrown. */
 export async function moveStore (from: Store, to: Store, options: MoveOptions, report: Reporter, stderr: Output): Promise<MoveResult> {
   const plans: Plan[] = []
-  for (const tenant of await from.tenants()) {
-    plans.push({ tenant, files: listTree(from.storage, from.root(tenant)), blobs: await allHashes(from.blobs(tenant), from.label) })
+  for (const tenant of await from.sessions.tenants()) {
+    plans.push({ tenant, sessions: await allSessions(from.sessions, tenant), blobs: await allHashes(from.blobs(tenant), from.label) })
   }
   if (!options.merge) await refuseNonEmpty(to, plans.map((p) => p.tenant))
   const result: MoveResult = { tenants: plans.length, files: 0, fileBytes: 0, blobs: 0, blobBytes: 0, alreadyThere: 0, problems: [], interrupted: false }
-  const files = new Meter('copying session files', plans.reduce((n, p) => n + p.files.length, 0), report, stderr)
+  const files = new Meter('copying sessions', plans.reduce((n, p) => n + p.sessions.length, 0), report, stderr)
   const blobs = new Meter('copying blobs', plans.reduce((n, p) => n + p.blobs.length, 0), report, stderr)
   const stop = (): boolean => (result.interrupted ||= options.signal.aborted)
-  // Blobs first: a session file never lands before the blobs its lines refer to (SPEC.md §9.4).
+  // Blobs first: a session never lands before the blobs its lines refer to (SPEC.md §9.4).
   for (const plan of plans) {
     const source = from.blobs(plan.tenant)
     const target = to.blobs(plan.tenant)
@@ -76,13 +67,18 @@ export async function moveStore (from: Store, to: Store, options: MoveOptions, r
   }
   blobs.end()
   for (const plan of plans) {
-    for (const rel of plan.files) {
+    for (const info of plan.sessions) {
       if (stop()) return result
-      await step(result, `${plan.tenant}: ${rel}`, async () => {
-        const bytes = await copyFile(from, to, plan.tenant, rel, result)
+      await step(result, `${plan.tenant}: session ${info.id}`, async () => {
+        const bytes = await copySession(from.sessions, to.sessions, plan.tenant, info, result)
         result.files++
         result.fileBytes += bytes
         files.add(bytes)
+      })
+    }
+    for (const crumb of await from.sessions.breadcrumbs(plan.tenant)) {
+      await step(result, `${plan.tenant}: breadcrumb ${crumb.terminalId}`, async () => {
+        await to.sessions.setBreadcrumb(plan.tenant, crumb.terminalId, crumb.cwd, crumb.id)
       })
     }
   }
@@ -93,7 +89,7 @@ export async function moveStore (from: Store, to: Store, options: MoveOptions, r
 
 /** One line for the summary: what was moved. */
 export function describeMove (r: MoveResult): string {
-  return `${plural(r.files, 'session file')} (${formatBytes(r.fileBytes)}) and ${plural(r.blobs, 'blob')} (${formatBytes(r.blobBytes)}) ` +
+  return `${plural(r.files, 'session')} (${formatBytes(r.fileBytes)}) and ${plural(r.blobs, 'blob')} (${formatBytes(r.blobBytes)}) ` +
     `in ${plural(r.tenants, 'tenant')}${r.alreadyThere > 0 ? `, ${r.alreadyThere} already there` : ''}`
 }
 
@@ -105,15 +101,13 @@ async function step (result: MoveResult, what: string, fn: () => Promise<void>):
   }
 }
 
-/** Paths relative to `root` of every file to move below it, sorted. */
-function listTree (storage: SessionStorage, root: string): string[] {
-  const out: string[] = []
-  const walk = (dir: string): void => {
-    for (const path of storage.listFilesSync(dir, '*')) if (!basename(path).startsWith('.')) out.push(relative(root, path))
-    for (const sub of storage.listDirsSync(dir)) if (!basename(sub).startsWith('.')) walk(sub)
+/** The listing item of every saved session of `tenant`, newest first. */
+async function allSessions (store: SessionStore, tenant: string): Promise<ListingItem[]> {
+  const items: ListingItem[] = []
+  for (let page = await store.list(tenant, { includeEmpty: true, limit: 1000 }); ; page = await store.list(tenant, { includeEmpty: true, limit: 1000, after: items.at(-1) })) {
+    items.push(...page.items)
+    if (!page.more) return items
   }
-  for (const tree of TREES) walk(join(root, tree))
-  return out.sort()
 }
 
 async function allHashes (blobs: BlobStore, label: string): Promise<string[]> {
@@ -125,49 +119,41 @@ async function allHashes (blobs: BlobStore, label: string): Promise<string[]> {
 
 /** Refuses a destination holding anything, in its own tenants or in those about to be copied. */
 async function refuseNonEmpty (to: Store, tenants: string[]): Promise<void> {
-  let files = 0
+  let sessions = 0
   let blobs = 0
-  for (const tenant of new Set([...await to.tenants(), ...tenants])) {
-    files += listTree(to.storage, to.root(tenant)).length
+  for (const tenant of new Set([...await to.sessions.tenants(), ...tenants])) {
+    sessions += (await allSessions(to.sessions, tenant)).length
     blobs += (await allHashes(to.blobs(tenant), to.label)).length
   }
-  if (files + blobs > 0) {
-    throw new CliError(`${to.label} is not empty (${plural(files, 'file')}, ${plural(blobs, 'blob')}); ` +
-      'pass --merge to add to it (a file that differs is never overwritten)')
+  if (sessions + blobs > 0) {
+    throw new CliError(`${to.label} is not empty (${plural(sessions, 'session')}, ${plural(blobs, 'blob')}); ` +
+      'pass --merge to add to it (a session that differs is never overwritten)')
   }
 }
 
-/** The source file's text, refused unless it is exactly the bytes on the source (valid UTF-8). */
-async function readExact (store: Store, path: string): Promise<string> {
-  const text = await store.storage.readText(path)
-  const size = store.storage.statSync(path).size
-  if (Buffer.byteLength(text, 'utf8') !== size) throw new Error('not valid UTF-8, so it cannot be copied byte for byte')
+/** The whole stored text of a saved session, or `undefined`. */
+async function textOf (store: SessionStore, tenant: string, id: string): Promise<string | undefined> {
+  const stored = await store.read(tenant, id)
+  if (stored === undefined) return undefined
+  let text = ''
+  for await (const chunk of stored.text) text += chunk
+  if (Buffer.byteLength(text, 'utf8') !== stored.size) throw new Error('not valid UTF-8, so it cannot be copied byte for byte')
   return text
 }
 
-/** What the destination must hold for the source file `rel` of `tenant`. */
-async function expected (from: Store, to: Store, tenant: string, rel: string): Promise<string> {
-  const text = await readExact(from, join(from.root(tenant), rel))
-  return rel.startsWith(`terminal-sessions${sep}`) ? rebase(text, from.root(tenant), to.root(tenant)) : text
-}
-
-/** A breadcrumb's second line (its session file) moved from the `from` root onto the `to` root. */
-function rebase (text: string, fromRoot: string, toRoot: string): string {
-  const lines = text.split('\n')
-  const file = lines[1]
-  if (file?.startsWith(fromRoot + sep) === true) lines[1] = toRoot + file.slice(fromRoot.length)
-  return lines.join('\n')
-}
-
-/** Copies one file; resolves with its size. An existing destination file must already be equal. */
-async function copyFile (from: Store, to: Store, tenant: string, rel: string, result: MoveResult): Promise<number> {
-  const text = await expected(from, to, tenant, rel)
-  const target = join(to.root(tenant), rel)
-  if (await to.storage.exists(target)) {
-    if (await to.storage.readText(target) !== text) throw new Error('the destination holds a different file at this path (left unchanged)')
+/** Copies one session; resolves with its size. A session the destination has must already be equal. */
+async function copySession (from: SessionStore, to: SessionStore, tenant: string, info: ListingItem, result: MoveResult): Promise<number> {
+  const text = await textOf(from, tenant, info.id)
+  if (text === undefined) throw new Error('gone from the source while it was copied')
+  const torn = !text.endsWith('\n')
+  const lines = (torn ? text : text.slice(0, -1)).split('\n').map((line) => ({ id: null, line }))
+  try {
+    const journal = await to.create(tenant, { id: info.id, lines, saved: true, torn, info })
+    await journal.close()
+  } catch (err) {
+    if (!(err instanceof SessionExists)) throw err
+    if (await textOf(to, tenant, info.id) !== text) throw new Error('the destination holds a different session of this id (left unchanged)', { cause: err })
     result.alreadyThere++
-  } else {
-    await writeAtomically(to.storage, target, text)
   }
   return Buffer.byteLength(text, 'utf8')
 }
@@ -187,12 +173,12 @@ async function copyBlob (from: BlobStore, to: BlobStore, hash: string, result: M
 
 async function verify (from: Store, to: Store, plans: Plan[], options: MoveOptions, result: MoveResult, meter: Meter, stop: () => boolean): Promise<void> {
   for (const plan of plans) {
-    for (const rel of plan.files) {
+    for (const info of plan.sessions) {
       if (stop()) return
-      await step(result, `verify ${plan.tenant}: ${rel}`, async () => {
-        const text = await expected(from, to, plan.tenant, rel)
+      await step(result, `verify ${plan.tenant}: session ${info.id}`, async () => {
+        const text = await textOf(from.sessions, plan.tenant, info.id) ?? ''
         const want = sha256Hex(Buffer.from(text, 'utf8'))
-        const got = sha256Hex(Buffer.from(await to.storage.readText(join(to.root(plan.tenant), rel)), 'utf8'))
+        const got = sha256Hex(Buffer.from(await textOf(to.sessions, plan.tenant, info.id) ?? '', 'utf8'))
         if (got !== want) throw new Error(`differs after the copy (sha256 ${got}, expected ${want})`)
         meter.add(Buffer.byteLength(text, 'utf8'))
       })
@@ -212,10 +198,10 @@ async function verify (from: Store, to: Store, plans: Plan[], options: MoveOptio
       })
     }
     await step(result, `verify ${plan.tenant}: counts`, async () => {
-      const files = listTree(to.storage, to.root(plan.tenant)).length
+      const sessions = (await allSessions(to.sessions, plan.tenant)).length
       const blobs = (await allHashes(target, to.label)).length
-      const short = options.merge ? files < plan.files.length || blobs < plan.blobs.length : files !== plan.files.length || blobs !== plan.blobs.length
-      if (short) throw new Error(`the destination holds ${plural(files, 'file')} and ${plural(blobs, 'blob')}, the source ${plan.files.length} and ${plan.blobs.length}`)
+      const short = options.merge ? sessions < plan.sessions.length || blobs < plan.blobs.length : sessions !== plan.sessions.length || blobs !== plan.blobs.length
+      if (short) throw new Error(`the destination holds ${plural(sessions, 'session')} and ${plural(blobs, 'blob')}, the source ${plan.sessions.length} and ${plan.blobs.length}`)
     })
   }
   meter.end()

@@ -1,16 +1,16 @@
 /**
- * A whole store as `session-store migrate --from … --to …` sees it: the session files of every
- * tenant (through a `SessionStorage`, under each tenant's root) and each tenant's `BlobStore`.
- * `openStore` is the one place that knows how a DATA_DIR and a PostgreSQL database become
- * such a store; the move itself (store-move.ts) works on the interfaces only.
+ * A whole store as `session-store migrate --from … --to …` sees it: the session store of every
+ * tenant and each tenant's `BlobStore`. `openStore` is the one place that knows how a DATA_DIR
+ * and a PostgreSQL database become such a store; the move itself (store-move.ts) works on the
+ * interfaces only.
  */
-import { basename, join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { tenantRoot } from '../auth/tenants.js'
-import { DEFAULT_TENANT, TENANT_RE } from '../auth/tokens.js'
 import { FileBlobStore } from '../blobs/index.js'
 import type { BlobStore } from '../blobs/types.js'
 import { FileSessionStorage } from '../storage/index.js'
-import type { SessionStorage } from '../storage/types.js'
+import { JsonlStore } from '../storage/jsonl/jsonl-store.js'
+import type { SessionStore } from '../storage/store.js'
 import { CliError } from './args.js'
 import { lockDataDir, resolveDataDir } from './data-dir.js'
 
@@ -20,13 +20,9 @@ export type StoreTarget = { kind: 'data-dir', dir: string } | { kind: 'postgres'
 export interface Store {
   /** For messages: the DATA_DIR path, or the database URL without its password. */
   label: string
-  storage: SessionStorage
-  /** The root of `tenant` in `storage`'s paths (`sessions/` and `terminal-sessions/` below it). */
-  root(tenant: string): string
-  /** Every tenant that holds anything, the default tenant first. */
-  tenants(): Promise<string[]>
+  sessions: SessionStore
   blobs(tenant: string): BlobStore
-  /** Releases what opening took (the DATA_DIR lock, the database pool). Idempotent. */
+  /** Releases what opening took (the DATA_DIR lock, the index, the database pool). Idempotent. */
   close(): Promise<void>
 }
 
@@ -48,43 +44,7 @@ export function redactUrl (url: string): string {
   }
 }
 
-export interface LayoutOptions {
-  label: string
-  storage: SessionStorage
-  /** The default tenant's root; every other tenant's is `<dataDir>/tenants/<tenant>`. */
-  dataDir: string
-  blobs(tenant: string): BlobStore
-  /** Tenants known besides the directories under `<dataDir>/tenants` (e.g. from blob rows). */
-  moreTenants?: () => Promise<string[]>
-  close?: () => Promise<void>
-}
-
-/** A store laid out as a DATA_DIR is (SPEC.md §2.1, one root per tenant), over any storage. */
-export function layoutStore (options: LayoutOptions): Store {
-  const { storage, dataDir } = options
-  let closed: Promise<void> | undefined
-  return {
-    label: options.label,
-    storage,
-    root: (tenant) => tenantRoot(dataDir, tenant),
-    async tenants () {
-      const names = new Set(storage.listDirsSync(join(dataDir, 'tenants')).map((dir) => basename(dir)))
-      for (const name of await options.moreTenants?.() ?? []) names.add(name)
-      names.delete(DEFAULT_TENANT)
-      return [DEFAULT_TENANT, ...[...names].filter((name) => TENANT_RE.test(name)).sort()]
-    },
-    blobs: options.blobs,
-    close: async () => { closed ??= options.close?.() ?? Promise.resolve(); await closed },
-  }
-}
-
 const LOCK_HINT = 'stop that server first: migrate needs the DATA_DIR to itself'
-
-/**
- * The root the paths of a database store are taken under. A database stores paths relative to
- * its server's DATA_DIR, so any root reads the same files; this one names no directory here.
- */
-const DATABASE_ROOT = resolve('/', 'session-store-database')
 
 /**
  * Opens `target` for a move. A DATA_DIR is locked until `close()` (a source must exist; a
@@ -94,19 +54,21 @@ export async function openStore (target: StoreTarget, role: 'source' | 'destinat
   if (target.kind === 'data-dir') {
     const dir = resolveDataDir(target.dir, '.', role === 'source')
     const release = await lockDataDir(dir, LOCK_HINT)
-    return layoutStore({
+    const sessions = JsonlStore.open({ dataDir: dir, storage: new FileSessionStorage() })
+    let closed: Promise<void> | undefined
+    return {
       label: dir,
-      storage: new FileSessionStorage(),
-      dataDir: dir,
+      sessions,
       blobs: (tenant) => new FileBlobStore(join(tenantRoot(dir, tenant), 'blobs')),
-      close: release,
-    })
+      close: async () => { closed ??= sessions.close().finally(release); await closed },
+    }
   }
   const label = redactUrl(target.url)
   // Loaded here, so that no other command pays for the database driver at start-up.
-  const [{ createPool, query }, { migrate }, { PgBlobStore }, { PgSessionStorage }, { acquireInstanceLock }] = await Promise.all([
+  const [{ createPool }, { migrate }, { PgBlobStore }, { PgStore }, { upgradeLegacy }, { acquireInstanceLock }, { silentLogger }] = await Promise.all([
     import('../storage/postgres/pool.js'), import('../storage/postgres/migrate.js'), import('../storage/postgres/pg-blob-store.js'),
-    import('../storage/postgres/pg-session-storage.js'), import('../storage/postgres/instance-lock.js'),
+    import('../storage/postgres/pg-store.js'), import('../storage/postgres/pg-upgrade.js'), import('../storage/postgres/instance-lock.js'),
+    import('../session/logger.js'),
   ])
   let release = async (): Promise<void> => {}
   try {
@@ -114,24 +76,21 @@ export async function openStore (target: StoreTarget, role: 'source' | 'destinat
     // them from starting until the move is done.
     const lock = await acquireInstanceLock(target.url, 'migration')
     const pool = createPool(target.url, { max: 4, statementTimeoutMs: 120_000 })
+    let sessions: { close: () => Promise<void> } | undefined
     release = async () => {
       try {
+        await sessions?.close()
         await pool.end()
       } finally {
         await lock.release()
       }
     }
     await migrate(pool)
-    const storage = await PgSessionStorage.open(pool, { dataDir: DATABASE_ROOT })
-    return layoutStore({
-      label,
-      storage,
-      dataDir: DATABASE_ROOT,
-      blobs: (tenant) => new PgBlobStore(pool, tenant),
-      moreTenants: async () => (await query<{ tenant: string }>(pool,
-        'SELECT tenant FROM ss_sessions UNION SELECT tenant FROM ss_blobs')).rows.map((r) => r.tenant),
-      close: release,
-    })
+    await upgradeLegacy(pool, '/', silentLogger)
+    const store = await PgStore.open(pool, { listenUrl: target.url, logger: silentLogger })
+    sessions = store
+    let closed: Promise<void> | undefined
+    return { label, sessions: store, blobs: (tenant) => new PgBlobStore(pool, tenant), close: async () => { closed ??= release(); await closed } }
   } catch (err) {
     await release()
     if (err instanceof CliError) throw err

@@ -3,14 +3,14 @@
  * DATA_DIR on this machine (`--data-dir <dir>`, through the same registry code the server runs,
  * holding the DATA_DIR lock). Exactly one of the two is required.
  */
-import { readFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import { DEFAULT_TENANT } from '../auth/tokens.js'
 import { FileBlobStore } from '../blobs/index.js'
 import { SessionNotFound } from '../errors.js'
-import { scanSessions } from '../registry/session-index.js'
 import { createRegistry } from '../registry/session-registry.js'
 import { silentLogger } from '../session/logger.js'
 import { FileSessionStorage } from '../storage/index.js'
+import { JsonlStore } from '../storage/jsonl/jsonl-store.js'
 import { stringFlag, UsageError, type Values } from './args.js'
 import { resolveDataDir, withDataDirLock } from './data-dir.js'
 import { serverOf, withRemote, type ImportedSession, type Server } from './remote.js'
@@ -54,11 +54,9 @@ export async function withImporter<T> (target: Target, fn: (importer: Importer) 
   }
   const dir = target.dir
   return await withDataDirLock(dir, LOCK_HINT, async () => {
-    const registry = createRegistry({
-      dataDir: dir, storage: new FileSessionStorage(), blobs: new FileBlobStore(join(dir, 'blobs')), logger: silentLogger,
-    })
+    const store = openDiskStore(dir)
+    const registry = createRegistry({ tenant: DEFAULT_TENANT, dataDir: dir, store, blobs: new FileBlobStore(join(dir, 'blobs')), logger: silentLogger })
     try {
-      await registry.ready()
       return await fn({
         async import (bytes, newId) {
           const view = await registry.import(new TextDecoder().decode(bytes), { newId })
@@ -67,22 +65,34 @@ export async function withImporter<T> (target: Target, fn: (importer: Importer) 
       })
     } finally {
       await registry.close()
+      await store.close()
     }
   })
 }
 
+/** The disk store of `dir`, its index checked against the files. */
+function openDiskStore (dir: string): JsonlStore {
+  return JsonlStore.open({ dataDir: dir, storage: new FileSessionStorage() })
+}
+
 /**
  * The stored bytes of session `id`. A DATA_DIR is read as it is, under its lock: the file is
- * found by header id the way the server's index finds it, and nothing is migrated or written.
+ * found by header id through the server's index, and nothing is migrated or written.
  * @throws SessionNotFound (`SS_SESSION_NOT_FOUND`) for an unknown id.
  */
 export async function exportSession (target: Target, id: string): Promise<Uint8Array> {
   if (target.kind === 'server') return await withRemote(target, async (remote) => await remote.exportJsonl(id))
   const dir = resolveDataDir(target.dir, '.', true) // must exist: taking the lock would create it
   return await withDataDirLock(dir, LOCK_HINT, async () => {
-    const index = await scanSessions(new FileSessionStorage(), dir, silentLogger)
-    const path = index.get(id)
-    if (path === undefined) throw new SessionNotFound(id)
-    return new Uint8Array(await readFile(path))
+    const store = openDiskStore(dir)
+    try {
+      const stored = await store.read(DEFAULT_TENANT, id)
+      if (stored === undefined) throw new SessionNotFound(id)
+      let text = ''
+      for await (const chunk of stored.text) text += chunk
+      return new Uint8Array(Buffer.from(text, 'utf8'))
+    } finally {
+      await store.close()
+    }
   })
 }

@@ -1,21 +1,19 @@
 /**
  * The Entries operations of the registry (API.md "Entries"): paging, single reads, batch
  * appends with group commit and idempotency, leaf moves, branch summaries, tree, branch and
- * context. Reads take no lock; every mutation runs under the session's lock.
+ * context. Reads take no lock; appends go through the session's group commit (append-commit.ts).
  */
 import { createHash } from 'node:crypto'
-import { databaseOutage, EntryNotFound, IdempotencyKeyReused, SessionNotFound, StorageFailed } from '../errors.js'
-import { stringifyJson } from '../session/json-text.js'
+import { EntryNotFound, IdempotencyKeyReused } from '../errors.js'
 import type { SessionContext, SessionEntryBase } from '../session/types.js'
+import { answerJson, AppendQueue, type AppendJob, type Committed } from './append-commit.js'
 import { holdsImageBlock, prepareAppendBlobs } from './append-blobs.js'
 import { applyBlobMode } from './blob-refs.js'
 import { parseAppendBody, validateAppend, type AppendRequest } from './new-entries.js'
 import type { OpenSession } from './open-session.js'
 import type { RegistryCore } from './registry-core.js'
-import type { AppendAnswer, Appended, AppendResult, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
+import type { AppendAnswer, BlobMode, EntriesPage, Tagged, TreeView } from './types.js'
 import { assertUnsavedFits, batchBytes, isAssistantMessage } from './unsaved-bounds.js'
-import { KeyClaim } from './shared-replays.js'
-import { storeUnsaved } from './shared-unsaved.js'
 
 export interface AppendOptions {
   ifMatch?: string
@@ -25,14 +23,25 @@ export interface AppendOptions {
   bytes?: number
 }
 
+/** The group commit of each open session. */
+const queues = new WeakMap<OpenSession, AppendQueue>()
+
+/** Submits a job to `session`'s group commit; resolves with its answer once stored. */
+function submit (core: RegistryCore, session: OpenSession, job: Omit<AppendJob, 'resolve' | 'reject'>): Promise<Committed> {
+  let queue = queues.get(session)
+  if (queue === undefined) queues.set(session, queue = new AppendQueue())
+  const target = queue
+  return new Promise((resolve, reject) => { target.submit(core, session, { ...job, resolve, reject }) })
+}
+
 /** Runs the synchronous read `fn` and tags its value with the etag of the state it read. */
-async function read<T> (core: RegistryCore, id: string, fn: (slot: OpenSession) => T): Promise<Tagged<T>> {
-  return await core.use(id, (slot) => ({ value: fn(slot), etag: core.etag(slot) }))
+async function read<T> (core: RegistryCore, id: string, fn: (session: OpenSession) => T): Promise<Tagged<T>> {
+  return await core.use(id, (session) => ({ value: fn(session), etag: core.etag(session) }))
 }
 
 export async function entriesPage (core: RegistryCore, id: string, after: number, limit: number, blobs?: BlobMode): Promise<Tagged<EntriesPage>> {
-  return await read(core, id, (slot) => {
-    const m = slot.manager
+  return await read(core, id, (session) => {
+    const m = session.model
     const total = m.entryCount()
     const entries = after >= total ? [] : m.entriesSlice(after, after + limit)
     const end = after + entries.length
@@ -41,154 +50,58 @@ export async function entriesPage (core: RegistryCore, id: string, after: number
 }
 
 export async function getEntry (core: RegistryCore, id: string, entryId: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase>> {
-  return await read(core, id, (slot) => {
-    const entry = slot.manager.getEntry(entryId)
+  return await read(core, id, (session) => {
+    const entry = session.model.getEntry(entryId)
     if (entry === undefined) throw new EntryNotFound(entryId)
     return applyBlobMode(entry, blobs)
   })
 }
 
 /**
- * Appends a batch atomically: validated whole, then every entry appended in one synchronous
- * run (contiguous seq), then made durable through the session's group commit. Returns the
- * result and whether it is a replay of an earlier request with the same Idempotency-Key.
+ * Appends a batch atomically: validated whole, then every entry appended (contiguous seq), then
+ * stored with the session's group commit. With an Idempotency-Key, a request whose key is in
+ * flight or answered gets that answer again (`replayed`), or 422 for another body.
  */
 export async function append (core: RegistryCore, id: string, body: unknown, options: AppendOptions): Promise<AppendAnswer> {
   const request = parseAppendBody(body)
   const key = options.idempotencyKey
   const bodyHash = key === undefined ? '' : createHash('sha256').update(JSON.stringify(body)).digest('hex')
-  // Without a key, or on a store of one process, there is no earlier answer to claim or keep:
-  // no store call, no await.
-  const claim = key === undefined || core.storage.replays === undefined ? undefined : new KeyClaim(core, key, bodyHash)
-  try {
-    return await core.use(id, async (slot) => {
-      const earlier = claim === undefined ? undefined : await claim.take(slot)
-      if (earlier !== undefined && 'kept' in earlier) {
-        const { result, etag } = earlier.kept
-        return { result: { ...result, entries: applyBlobMode(result.entries, options.blobs) }, etag, replayed: true }
-      }
-      let pending!: Promise<Committed>
-      let replayed = earlier !== undefined
-      if (earlier !== undefined) pending = earlier.inFlight.result
-      else {
-        if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
-        // Synchronous: the batch is appended in one run, and the commit is awaited outside the lock.
-        const queued = slot.lock.runSync(() => {
-          if (slot.deleted) throw new SessionNotFound(id)
-          const prior = key === undefined ? undefined : slot.idempotency.get(key)
-          if (prior !== undefined) {
-            if (prior.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
-            pending = prior.result
-            replayed = true
-            return
-          }
-          core.assertIfMatch(slot, options.ifMatch)
-          const unsettled = appendNow(core, slot, request, options.bytes)
-          // The entries are on their way to the store (as lines, or in the unsaved session) with
-          // their answer, which is known now and kept with them.
-          claim?.withLines({ result: settled(unsettled.result, slot.manager.isFlushed()), etag: unsettled.etag }, unsettled.result.entries.map((e) => e.id))
-          pending = commitAppend(core, slot, unsettled)
-          if (key === undefined) return
-          const remembered = { bodyHash, result: pending }
-          slot.idempotency.set(key, remembered)
-          pending.catch(() => { if (slot.idempotency.get(key) === remembered) slot.idempotency.delete(key) })
-        })
-        if (queued !== undefined) await queued
-      }
-      const { result, etag, texts } = await pending
-      if (claim !== undefined) await claim.keep({ result, etag })
-      const entries = applyBlobMode(result.entries, options.blobs)
-      const json = texts === undefined ? undefined : answerJson(result, entries, texts)
-      return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
-    }, false) // not checked first: the store refuses an append to a session changed meanwhile, and it runs again
-  } finally {
-    if (claim !== undefined) await claim.release() // when it failed: the key is still held
-  }
+  const { result, etag, replayed, texts } = await core.use(id, async (session): Promise<Committed> => {
+    const prior = key === undefined ? undefined : session.inFlight.get(key)
+    if (prior !== undefined) {
+      if (prior.bodyHash !== bodyHash) throw new IdempotencyKeyReused()
+      return { ...await prior.result, replayed: true }
+    }
+    if (request.entries.some(holdsImageBlock)) await prepareAppendBlobs(request.entries, core.blobs, core.log)
+    const answer = submit(core, session, {
+      key: key === undefined ? undefined : { key, bodyHash },
+      apply: (s) => { appendRequest(core, s, request, options) },
+    })
+    if (key === undefined) return await answer
+    const held = { bodyHash, result: answer }
+    session.inFlight.set(key, held)
+    try {
+      return await answer
+    } finally {
+      if (session.inFlight.get(key) === held) session.inFlight.delete(key)
+    }
+  }, options.ifMatch !== undefined) // `If-Match` is checked against the session as stored now
+  const entries = applyBlobMode(result.entries, options.blobs)
+  const json = texts === undefined ? undefined : answerJson(result, entries, texts)
+  return { result: entries === result.entries ? result : { ...result, entries }, etag, replayed, json }
 }
 
-/** Validates and appends synchronously; nothing is appended when anything is invalid. */
-function appendNow (core: RegistryCore, slot: OpenSession, request: AppendRequest, knownBytes?: number): Unsettled {
-  const m = slot.manager
-  throwIfLatched(slot)
+/** Checks `request` against the session, then appends it to the model. */
+function appendRequest (core: RegistryCore, session: OpenSession, request: AppendRequest, options: AppendOptions): void {
+  core.assertIfMatch(session, options.ifMatch)
+  const m = session.model
   validateAppend(request, (entryId) => m.getEntry(entryId) !== undefined)
-  const bytes = batchBytes(request.entries, knownBytes)
-  if (!request.entries.some(isAssistantMessage)) assertUnsavedFits(core.limits, slot, request.entries.length, bytes)
-  const before = m.entryCount()
+  if (!request.entries.some(isAssistantMessage)) {
+    assertUnsavedFits(core.limits, session, request.entries.length, batchBytes(request.entries, options.bytes))
+  }
   if (request.parentId === null) m.resetLeaf()
   else if (request.parentId !== undefined) m.branch(request.parentId)
-  const texts: Array<string | undefined> = []
-  for (const entry of request.entries) {
-    m.appendEntry(entry)
-    // The text its stored line was just made from, when it was (json-text.ts `rememberJson`).
-    texts.push(stringifyJson(m.getLeafEntry()))
-  }
-  core.touch(slot)
-  core.open.grow(slot, bytes)
-  const { result, etag } = appendedSince(core, slot, before)
-  return { result, etag, texts }
-}
-
-/**
- * The JSON text of the answer `{...result, entries}` (`JSON.stringify`'s, key order included),
- * made of the texts of the new entries (`texts`, for `result.entries`) wherever `entries` holds
- * the same objects: each appended entry is written as JSON once, for its line and its answer.
- */
-function answerJson (result: AppendResult, entries: SessionEntryBase[], texts: ReadonlyArray<string | undefined>): string {
-  let list = ''
-  for (let i = 0; i < entries.length; i++) {
-    const text = entries[i] === result.entries[i] ? texts[i] : undefined
-    list += `${i === 0 ? '' : ','}${text ?? stringifyJson(entries[i]) ?? 'null'}`
-  }
-  const { leafId, firstSeq, lastSeq, persisted } = result
-  return `{"entries":[${list}],"leafId":${JSON.stringify(leafId)},"firstSeq":${firstSeq},"lastSeq":${lastSeq},"persisted":${persisted}}`
-}
-
-/** A durable (or deferred) append, with the JSON text of each new entry when known. */
-interface Committed extends Appended {
-  texts?: ReadonlyArray<string | undefined>
-}
-
-/**
- * An append before it is known to be durable: the result without `persisted`, the etag, and the
- * JSON text of each new entry when known.
- */
-interface Unsettled {
-  result: Omit<AppendResult, 'persisted'>
-  etag: string
-  texts?: ReadonlyArray<string | undefined>
-}
-
-/** What was appended after the first `before` entries, with the etag of the session now. */
-function appendedSince (core: RegistryCore, slot: OpenSession, before: number): Unsettled {
-  const m = slot.manager
-  const entries = m.entriesSlice(before, m.entryCount())
-  const result = { entries, leafId: m.getLeafId(), firstSeq: before + 1, lastSeq: before + entries.length }
-  return { result, etag: core.etag(slot) }
-}
-
-/** Waits until the appended entries are durable (or reports them as deferred). */
-async function commitAppend (core: RegistryCore, slot: OpenSession, { result, etag, texts }: Unsettled): Promise<Committed> {
-  if (!slot.manager.isFlushed()) {
-    await storeUnsaved(core, slot.manager) // queued before any later write of the session's file
-    core.announceAppend(slot)
-    return { result: settled(result, false), etag, texts }
-  }
-  try {
-    await slot.commit(() => { core.announceAppend(slot) })
-  } catch (err) {
-    throw databaseOutage(err) ?? new StorageFailed(slot.id, { cause: err })
-  }
-  return { result: settled(result, true), etag, texts }
-}
-
-/** `{...result, persisted}`, spelled out: this runs on every append. */
-function settled (result: Omit<AppendResult, 'persisted'>, persisted: boolean): AppendResult {
-  return { entries: result.entries, leafId: result.leafId, firstSeq: result.firstSeq, lastSeq: result.lastSeq, persisted }
-}
-
-function throwIfLatched (slot: OpenSession): void {
-  const latched = slot.manager.getLatchedError()
-  if (latched !== undefined) throw new StorageFailed(slot.id, { cause: latched })
+  for (const entry of request.entries) m.appendEntry(entry)
 }
 
 /** The answer to `PUT leaf`. */
@@ -196,9 +109,9 @@ export interface LeafMoved {
   leafId: string | null
   etag: string
   /**
-   * True when the move is on disk (an empty branch summary marks it, fsynced) and survives a
-   * restart; false when it is held in memory only: a restart or an eviction reloads the session
-   * at its last entry in file order (SPEC.md §6.1), as the agents' readers do.
+   * True when the move is stored (an empty branch summary marks it) and survives a restart;
+   * false when it is held in memory only: a restart or an eviction reloads the session at its
+   * last entry in file order (SPEC.md §6.1), as the agents' readers do.
    */
   durable: boolean
 }
@@ -216,14 +129,13 @@ export async function setLeaf (core: RegistryCore, id: string, leafId: string | 
     const { value, etag } = await appendBranchSummary(core, id, { fromId: leafId, summary: '', details: { kind: LEAF_MOVE_MARKER } }, ifMatch)
     return { leafId: value.leafId, etag, durable: value.persisted }
   }
-  return await core.exclusive(id, ifMatch, (slot) => {
-    const m = slot.manager
+  return await core.exclusive(id, ifMatch, (session) => {
+    const m = session.model
     if (leafId === null) m.resetLeaf()
-    else if (m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
     else m.branch(leafId)
-    core.bumpRevision(id)
+    core.bumpRevision(session)
     core.emit(id, { type: 'leaf', leafId: m.getLeafId() })
-    return { leafId: m.getLeafId(), etag: core.etag(slot), durable: false }
+    return { leafId: m.getLeafId(), etag: core.etag(session), durable: false }
   })
 }
 
@@ -234,69 +146,55 @@ export interface BranchSummaryInput {
   fromExtension?: boolean
 }
 
-/** `POST branch-summary`: `branchWithSummary`, durable before it answers. */
+/** `POST branch-summary`: `branchWithSummary`, stored before it answers. */
 export async function branchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null }>> {
   const { value: { entry, leafId }, etag } = await appendBranchSummary(core, id, input, ifMatch, blobs)
   return { value: { entry, leafId }, etag }
 }
 
-/** `branchSummary`, also telling whether the summary is on disk (false: held under deferral). */
+/** `branchSummary`, also telling whether the summary is durable (false: held under deferral). */
 async function appendBranchSummary (core: RegistryCore, id: string, input: BranchSummaryInput, ifMatch?: string, blobs?: BlobMode): Promise<Tagged<{ entry: SessionEntryBase, leafId: string | null, persisted: boolean }>> {
-  return await core.use(id, async (slot) => {
-    const { pending } = await core.locked(slot, ifMatch, () => {
-      const m = slot.manager
-      throwIfLatched(slot)
+  const { result, etag } = await core.use(id, async (session) => await submit(core, session, {
+    apply: (s) => {
+      core.assertIfMatch(s, ifMatch)
+      const m = s.model
       if (input.fromId !== null && m.getEntry(input.fromId) === undefined) throw new EntryNotFound(input.fromId)
-      const bytes = batchBytes([input])
-      assertUnsavedFits(core.limits, slot, 1, bytes)
-      const before = m.entryCount()
+      assertUnsavedFits(core.limits, s, 1, batchBytes([input]))
       m.branchWithSummary(input.fromId, input.summary, input.details, input.fromExtension)
-      core.touch(slot)
-      core.open.grow(slot, bytes)
-      // Wrapped: the commit is awaited outside the lock, so it can join a group commit.
-      return { pending: commitAppend(core, slot, appendedSince(core, slot, before)) }
-    })
-    const { result, etag } = await pending
-    return { value: { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId, persisted: result.persisted }, etag }
-  })
+    },
+  }), ifMatch !== undefined)
+  return { value: { entry: applyBlobMode(result.entries[0] as SessionEntryBase, blobs), leafId: result.leafId, persisted: result.persisted }, etag }
 }
 
 export async function tree (core: RegistryCore, id: string): Promise<Tagged<TreeView>> {
-  return await read(core, id, (slot) => {
-    const m = slot.manager
-    return { leafId: m.getLeafId(), nodes: m.getFlatTree() }
-  })
+  return await read(core, id, (session) => ({ leafId: session.model.getLeafId(), nodes: session.model.getFlatTree() }))
 }
 
 /** Root → `leafId` (default: the current leaf); `[]` for an unknown `leafId` (SPEC.md §6.6 `getBranch`). */
 export async function branch (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionEntryBase[]>> {
-  return await read(core, id, (slot) => applyBlobMode(slot.manager.getBranch(leafId), blobs))
+  return await read(core, id, (session) => applyBlobMode(session.model.getBranch(leafId), blobs))
 }
 
 /** The context at `leafId` (default: the current leaf; unknown ids fall back, SPEC.md §7.2). */
 export async function context (core: RegistryCore, id: string, leafId?: string, blobs?: BlobMode): Promise<Tagged<SessionContext>> {
-  return await read(core, id, (slot) => applyBlobMode(slot.manager.buildSessionContext(leafId), blobs))
+  return await read(core, id, (session) => applyBlobMode(session.model.buildSessionContext(leafId), blobs))
 }
 
-/**
- * Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`, loading the
- * session if needed; rejects for a deleted one.
- */
+/** Visible entries (see `OpenSession.visibleCount`) after `after`, at most `max`, loading the session if needed. */
 export async function readVisible (core: RegistryCore, id: string, after: number, max: number): Promise<SessionEntryBase[]> {
-  return readVisibleNow(core, id, after, max) ?? await core.use(id, (slot) => visibleSlice(slot, after, max))
+  return readVisibleNow(core, id, after, max) ?? await core.use(id, (session) => visibleSlice(session, after, max))
 }
 
 /**
- * `readVisible` of a loaded session, read synchronously (a synchronous read cannot race an
- * eviction, and a session with subscribers is never evicted anyway): every live stream calls
- * this once per append. Undefined when the session is not loaded or was deleted.
+ * `readVisible` of a loaded session, read synchronously (every live stream calls this once per
+ * append). Undefined when the session is not loaded or was deleted.
  */
 export function readVisibleNow (core: RegistryCore, id: string, after: number, max: number): SessionEntryBase[] | undefined {
-  const loaded = core.indexed ? core.open.peek(id) : undefined
+  const loaded = core.open.peek(id)
   return loaded !== undefined && !loaded.deleted ? visibleSlice(loaded, after, max) : undefined
 }
 
-function visibleSlice (slot: OpenSession, after: number, max: number): SessionEntryBase[] {
-  const end = Math.min(slot.visibleCount(), after + max)
-  return end > after ? slot.manager.entriesSlice(after, end) : []
+function visibleSlice (session: OpenSession, after: number, max: number): SessionEntryBase[] {
+  const end = Math.min(session.visibleCount(), after + max)
+  return end > after ? session.model.entriesSlice(after, end) : []
 }

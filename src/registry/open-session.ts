@@ -1,93 +1,81 @@
 /**
- * One session the registry holds open: its manager plus what the HTTP layer needs around it —
- * the per-session write lock, group commit, the idempotency memory, the listing summary and
- * the durable watermark that SSE reads stop at.
+ * One session the registry holds open: its model (the session in memory), the journal that
+ * stores it, and what the HTTP layer needs around them: the write lock, the group commit of
+ * appends, the idempotent appends in flight, the listing summary, the etags and the count of
+ * entries known stored, which live streams stop at.
  */
-import type { SessionManager } from '../session/session-manager.js'
+import type { Checkpoint, SessionModel } from '../session/session-model.js'
+import { SessionSummary } from '../session/session-summary.js'
+import type { Journal } from '../storage/store.js'
 import { SessionEtags } from './etag.js'
-import { Lru } from './lru.js'
 import { Mutex } from './mutex.js'
-import { SessionSummary } from './session-info.js'
 import type { Appended } from './types.js'
 
-/** Idempotency-Keys remembered per session. */
-export const IDEMPOTENCY_KEYS = 1000
-
+/** An idempotent append in flight: its body's hash and its answer to come. */
 export interface IdempotentAppend {
-  /** SHA-256 of the request body. */
   bodyHash: string
-  /** The first answer, replayed as is (body and etag). */
   result: Promise<Appended>
 }
 
 export class OpenSession {
   readonly id: string
-  readonly manager: SessionManager
-  /** Serializes every mutation of this session; reads never take it. */
+  readonly model: SessionModel
+  readonly journal: Journal
+  /** Serializes every change of this session (batches of appends and everything else); reads never take it. */
   readonly lock = new Mutex()
-  readonly idempotency = new Lru<string, IdempotentAppend>(IDEMPOTENCY_KEYS)
-  /** This session's etags (registry-core.ts `etag`). */
+  /** Idempotent appends in flight, by key; a kept answer is the journal's. */
+  readonly inFlight = new Map<string, IdempotentAppend>()
   readonly etags = new SessionEtags()
-  /** Requests currently using this session; a session in use is never evicted. */
+  /** Requests using this session now; a session in use is never evicted. */
   users = 0
-  /** Set once the session is deleted; waiters on the lock then answer 404. */
+  /** Set once the session is deleted (or gone from the store); waiters then answer 404. */
   deleted = false
-  /** Last change, epoch ms. */
+  /** Last change, epoch ms with a fraction. */
   modifiedMs: number
-  /** Entries `[0, durable)` are known to be on disk and fsynced. */
-  durable: number
-  /**
-   * About how many bytes the session holds: its file's size when it was loaded plus the JSON of
-   * what was appended since (the open-session cache's byte budget counts this).
-   */
+  /** Entries `[0, stored)` are in the store (durable, or held under the deferral rule). */
+  stored: number
+  /** About how many bytes the session holds (its text when loaded plus what was appended since). */
   bytes: number
-  readonly #summary = new SessionSummary()
-  /** How many of the manager's entries the summary has seen. */
+  /** Leaf moves and other changes this server alone knows of (they stamp the etag). */
+  revision = 0
+  #summary = new SessionSummary()
   #summarized = 0
 
-  constructor (id: string, manager: SessionManager, modifiedMs: number, bytes = 0) {
+  constructor (id: string, model: SessionModel, journal: Journal, modifiedMs: number, bytes: number) {
     this.id = id
-    this.manager = manager
+    this.model = model
+    this.journal = journal
     this.modifiedMs = modifiedMs
     this.bytes = bytes
-    this.durable = manager.isFlushed() ? manager.entryCount() : 0
+    this.stored = model.entryCount()
   }
 
-  /**
-   * Entries SSE subscribers may see: the durable ones of a flushed session (so that a client
-   * never sees an entry a crash could take back), every entry of a deferred one (it is held in
-   * memory only, by design).
-   */
-  visibleCount (): number {
-    return this.manager.isFlushed() ? Math.min(this.durable, this.manager.entryCount()) : this.manager.entryCount()
-  }
+  /** Saved in the store (a file, a row without the unsaved flag): appends are durable. */
+  get saved (): boolean { return this.journal.saved }
 
-  /** Listing counts, caught up with the manager's entries. */
+  /** Entries live streams may send: the stored ones, never one a failed write takes back. */
+  visibleCount (): number { return Math.min(this.stored, this.model.entryCount()) }
+
+  /** Listing counts, caught up with the model's entries. */
   summary (): SessionSummary {
-    const m = this.manager
-    const count = m.entryCount()
+    const count = this.model.entryCount()
+    if (this.#summarized > count) {
+      // Entries were taken back (a write that failed): count again from the start.
+      this.#summary = new SessionSummary()
+      this.#summarized = 0
+    }
     if (this.#summarized < count) {
-      for (const entry of m.entriesSlice(this.#summarized, count)) this.#summary.add(entry)
+      for (const entry of this.model.entriesSlice(this.#summarized, count)) this.#summary.add(entry)
       this.#summarized = count
     }
     return this.#summary
   }
 
-  /**
-   * Resolves once everything appended before the call is durable; `onDurable` then gets the
-   * durable entry count. Callers must not hold the session lock while awaiting this: the
-   * manager coalesces the appends and flushes of concurrent callers into one write and one
-   * fsync (group commit, SPEC.md §8.4), which only happens when they overlap.
-   */
-  async commit (onDurable: (count: number) => void): Promise<void> {
-    const count = this.manager.entryCount()
-    await this.manager.flush()
-    this.durable = Math.max(this.durable, count)
-    onDurable(this.durable)
-  }
+  /** A mark of the model to take appends back to. */
+  checkpoint (): Checkpoint { return this.model.checkpoint() }
 
-  /** Marks every current entry durable, after an operation that rewrote the whole file. */
-  markRewritten (): void {
-    if (this.manager.isFlushed()) this.durable = Math.max(this.durable, this.manager.entryCount())
+  rollback (mark: Checkpoint): void {
+    this.model.rollback(mark)
+    if (this.#summarized > this.model.entryCount()) this.summary()
   }
 }

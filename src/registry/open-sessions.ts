@@ -1,18 +1,13 @@
 /**
  * The sessions held in memory, at most `max` of them and at most `maxBytes` of session data
  * (when set; or the one used last alone, when it is larger), least recently used evicted first
- * (flush + close). A session is never evicted while a request uses it, while it has live
- * subscribers, or while it is still deferred (it lives only in memory). Opening is
- * single-flight: concurrent requests for one id share one `SessionManager.open`, so one file
- * never has two managers (SPEC.md §6.1 service rule).
+ * (its journal closed). A session is never evicted while a request uses it, while it has live
+ * subscribers, or while it is still deferred (on disk it lives only in memory). Opening is
+ * single-flight: concurrent requests for one id share one load, so one session never has two
+ * journals here (SPEC.md §6.1 service rule).
  */
 import type { Logger } from '../session/logger.js'
-import type { SessionManager } from '../session/session-manager.js'
-import { isStale } from '../storage/storage-helpers.js'
-import { OpenSession } from './open-session.js'
-
-/** What `OpenSessions.load` callbacks return. */
-export interface Loaded { manager: SessionManager, modifiedMs: number, bytes?: number }
+import type { OpenSession } from './open-session.js'
 
 export interface OpenSessionsOptions {
   max: number
@@ -45,7 +40,7 @@ export class OpenSessions {
   /** Sessions held only in memory (deferred: no assistant message yet). */
   unsavedCount (): number {
     let count = 0
-    for (const slot of this.#slots.values()) if (!slot.manager.isFlushed() && !slot.deleted) count++
+    for (const slot of this.#slots.values()) if (!slot.saved && !slot.deleted) count++
     return count
   }
 
@@ -71,7 +66,7 @@ export class OpenSessions {
   /**
    * The open session `id`, loading it with `load` when needed; counts one user until `release`.
    */
-  async acquire (id: string, load: () => Promise<Loaded>): Promise<OpenSession> {
+  async acquire (id: string, load: () => Promise<OpenSession>): Promise<OpenSession> {
     for (;;) {
       const slot = this.#slots.get(id) ?? await this.#open(id, load)
       // Evicted between loading and now: load again rather than use a closed manager.
@@ -87,21 +82,20 @@ export class OpenSessions {
     this.evictIfNeeded()
   }
 
-  /** Adds a session that was just created (its manager is new and bound to no other slot). */
-  add (id: string, manager: SessionManager, modifiedMs: number, bytes: number): OpenSession {
-    const slot = new OpenSession(id, manager, modifiedMs, bytes)
+  /** Adds a session that was just created (its journal is new). */
+  add (slot: OpenSession): OpenSession {
     this.#insert(slot)
     this.evictIfNeeded()
     return slot
   }
 
-  /** Forgets `slot` without closing its manager (the caller does). */
+  /** Forgets `slot` without closing its journal (the caller does). */
   remove (slot: OpenSession): void {
     if (this.#slots.get(slot.id) === slot) this.#drop(slot)
   }
 
   /**
-   * Drops `slot` from the cache and closes its manager in the background; requests still
+   * Drops `slot` from the cache and closes its journal in the background; requests still
    * holding it finish with it, the next `acquire` loads the session afresh. False when the slot
    * was no longer cached.
    */
@@ -133,7 +127,7 @@ export class OpenSessions {
     return this.#slots.size > max || (maxBytes !== undefined && maxBytes > 0 && this.#bytes > maxBytes)
   }
 
-  /** Flushes and closes every session; errors are logged (they are latched per session). */
+  /** Closes every session's journal; errors are logged. */
   async closeAll (): Promise<void> {
     const slots = [...this.#slots.values()]
     this.#slots.clear()
@@ -143,7 +137,7 @@ export class OpenSessions {
   }
 
   #evictable (slot: OpenSession): boolean {
-    return slot.users === 0 && !slot.lock.busy && slot.manager.isFlushed() && !this.#options.pinned(slot.id)
+    return slot.users === 0 && !slot.lock.busy && slot.saved && !this.#options.pinned(slot.id)
   }
 
   #touch (slot: OpenSession): void {
@@ -175,25 +169,22 @@ export class OpenSessions {
 
   #close (slot: OpenSession): void {
     const previous = this.#closing.get(slot.id) ?? Promise.resolve()
-    const closing = previous.then(() => slot.manager.close()).catch((err: unknown) => {
-      // A session dropped because another server changed it holds that conflict as its error.
-      if (isStale(err)) this.#options.log.info({ err, sessionId: slot.id }, 'Closed a session another server changed')
-      else this.#options.log.error({ err, sessionId: slot.id }, 'Closing a session failed')
+    const closing = previous.then(async () => { await slot.journal.close() }).catch((err: unknown) => {
+      this.#options.log.error({ err, sessionId: slot.id }, 'Closing a session failed')
     }).finally(() => {
       if (this.#closing.get(slot.id) === closing) this.#closing.delete(slot.id)
     })
     this.#closing.set(slot.id, closing)
   }
 
-  async #open (id: string, load: () => Promise<Loaded>): Promise<OpenSession> {
+  async #open (id: string, load: () => Promise<OpenSession>): Promise<OpenSession> {
     let opening = this.#opening.get(id)
     if (opening === undefined) {
       opening = (async () => {
-        await this.#closing.get(id) // the previous manager of this file must be closed first
+        await this.#closing.get(id) // the previous journal of this session must be closed first
         const existing = this.#slots.get(id)
         if (existing !== undefined) return existing
-        const { manager, modifiedMs, bytes } = await load()
-        const slot = new OpenSession(id, manager, modifiedMs, bytes)
+        const slot = await load()
         this.#insert(slot)
         return slot
       })().finally(() => { this.#opening.delete(id) })

@@ -1,33 +1,30 @@
 /**
- * The state every registry operation shares: the id index, the open sessions, etag revisions,
- * event listeners, and the helpers that run an operation against one session (`use`,
- * `exclusive`). Operations themselves live in `session-operations.ts` and
- * `entry-operations.ts`; the public face is `SessionRegistry`.
+ * What every registry operation shares: the tenant's sessions in its store, the sessions open
+ * here, their etags, events and listeners, and the helpers that run an operation against one
+ * session (`use`, `exclusive`). Operations live in `session-operations.ts`, `entry-operations.ts`
+ * and `session-import.ts`; the public face is `SessionRegistry`.
  */
 import { randomBytes } from 'node:crypto'
 import { resolve } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
-import { databaseOutage, PreconditionFailed, SessionNotFound, StorageFailed, TooManyUnsavedSessions, withRetryAfter } from '../errors.js'
-import { findMovedSessionFile } from '../session/agent-dirs.js'
+import { databaseOutage, IdempotencyKeyReused, PreconditionFailed, SessionNotFound, StorageFailed, TooManyUnsavedSessions, withRetryAfter } from '../errors.js'
+import { listingItem } from '../session/listing-item.js'
 import { silentLogger, type Logger } from '../session/logger.js'
-import type { ManagerOptions } from '../session/session-factories.js'
-import { SessionManager } from '../session/session-manager.js'
-import type { SessionStorage } from '../storage/types.js'
+import { publicHeader } from '../session/public-header.js'
+import type { ListingItem, Newer, SessionStore } from '../storage/store.js'
 import { ifMatchSatisfied } from './etag.js'
-import type { OpenSession } from './open-session.js'
 import { GlobalEventLog } from './global-events.js'
-import { OpenSessions, type Loaded } from './open-sessions.js'
-import { publicHeader } from './public-header.js'
-import { infoView } from './session-info.js'
-import { SessionIndex, scanSessions } from './session-index.js'
-import { followStore, isCurrent, isStale, STALE_RETRIES, type StoreFollower } from './shared-store.js'
-import { loadUnsaved } from './shared-unsaved.js'
+import type { OpenSession } from './open-session.js'
+import { OpenSessions } from './open-sessions.js'
+import { openLoaded, recordsOf } from './session-load.js'
 import type { GlobalEvent, SessionEvent, SessionInfoView, SessionView } from './types.js'
 
 export interface RegistryOptions {
-  /** `DATA_DIR`; resolved against the working directory. */
+  /** The tenant whose sessions these are. */
+  tenant: string
+  /** The tenant's root (`DATA_DIR`, or `DATA_DIR/tenants/<tenant>`): headers never show paths below it. */
   dataDir: string
-  storage: SessionStorage
+  store: SessionStore
   blobs: BlobStore
   logger?: Logger
   /** Most sessions kept loaded at once (default 1000). */
@@ -56,6 +53,9 @@ const UNSAVED_RETRY_AFTER_S = 5
 /** Unsent bytes a live stream may hold before its subscriber is disconnected (README "Fixed limits"). */
 export const SSE_MAX_BUFFERED_BYTES = 4 * 1024 * 1024
 
+/** Tries of one request whose session was replaced in the store meanwhile (it is loaded anew each time). */
+const RELOAD_TRIES = 5
+
 export interface StreamOptions {
   /** A comment line is sent after this many ms without output (API.md: at most 15 s). */
   heartbeatMs: number
@@ -69,13 +69,13 @@ export interface StreamOptions {
   globalResumeWindowMs: number
 }
 
-/**
- * Now, in epoch milliseconds with a fractional part (like file mtimes), so that two changes in
- * one millisecond still sort in the order they happened ("newest first").
- */
+/** Now, in epoch ms with a fraction (two changes in one millisecond still sort in order). */
 export function preciseNow (): number {
   return performance.timeOrigin + performance.now()
 }
+
+/** The session changed whole in the store: the request runs again on it loaded anew. */
+class SessionReplaced extends Error {}
 
 /** The one `append` event: it carries nothing, so every append shares it. */
 const APPEND_EVENT: SessionEvent = Object.freeze({ type: 'append' as const })
@@ -84,30 +84,25 @@ export type SessionListener = (event: SessionEvent) => void
 export type GlobalListener = (event: GlobalEvent) => void
 
 export class RegistryCore {
+  readonly tenant: string
   readonly dataDir: string
-  readonly storage: SessionStorage
+  readonly store: SessionStore
   readonly blobs: BlobStore
   readonly log: Logger
   readonly streams: StreamOptions
   readonly limits: RegistryLimits
-  index = new SessionIndex()
   readonly open: OpenSessions
-  readonly ready: Promise<void>
-  indexed = false
-  shuttingDown = false
   readonly listeners = new Map<string, Set<SessionListener>>()
   readonly globalListeners = new Set<GlobalListener>()
   readonly globalEvents: GlobalEventLog
   readonly shutdownHooks = new Set<() => void>()
-  /** The changes of other servers on the store (shared-store.ts). */
-  readonly store: StoreFollower
-  /** Per-session revision of leaf moves and header changes; outlives eviction (see etag.ts). */
-  readonly #revisions = new Map<string, number>()
+  shuttingDown = false
   readonly #bootId = randomBytes(6).toString('base64url')
 
   constructor (options: RegistryOptions) {
+    this.tenant = options.tenant
     this.dataDir = resolve(options.dataDir)
-    this.storage = options.storage
+    this.store = options.store
     this.blobs = options.blobs
     this.log = options.logger ?? silentLogger
     this.streams = {
@@ -128,175 +123,148 @@ export class RegistryCore {
       log: this.log,
       pinned: (id) => (this.listeners.get(id)?.size ?? 0) > 0,
     })
-    this.ready = scanSessions(this.storage, this.dataDir, this.log).then((index) => {
-      for (const [id, path] of this.index.entries()) index.set(id, path) // created during the scan
-      this.index = index
-      this.indexed = true
-      this.log.info({ sessions: index.size }, 'session index built')
-    })
-    this.ready.catch((err: unknown) => { this.log.error({ err }, 'Building the session index failed') })
-    this.store = followStore(this)
-  }
-
-  /** Options for every `SessionManager` factory call. */
-  managerOptions (terminalId?: string): ManagerOptions {
-    const options: ManagerOptions = { dataDir: this.dataDir, blobs: this.blobs, logger: this.log }
-    if (terminalId !== undefined) options.terminalId = terminalId
-    return options
   }
 
   /**
-   * Runs `fn` with the open session `id` (loading it if needed); the session is not evicted
-   * meanwhile. A latched persistence error surfaces as `StorageFailed` (507). On a store that
-   * other servers share, the open session is first checked against the store (unless `check`
-   * is false: the caller's writes are checked by the store anyway) and loaded again when it
-   * changed; `fn` runs again on the session loaded anew when its writes met a change of
-   * another server (shared-store.ts).
+   * Runs `fn` with the open session `id` (loaded from the store if needed); it is not evicted
+   * meanwhile. First the session catches up with what other servers stored since (`fresh`; an
+   * append need not: its write is refused when the session moved on, and it catches up then).
+   * When the session was replaced whole in the store meanwhile, `fn` runs again on it loaded anew.
    */
-  async use<T> (id: string, fn: (slot: OpenSession) => T | Promise<T>, check = true): Promise<T> {
-    if (!this.indexed) await this.ready
+  async use<T> (id: string, fn: (session: OpenSession) => T | Promise<T>, fresh = true): Promise<T> {
     for (let attempt = 1; ; attempt++) {
-      const slot = this.open.acquireLoaded(id) ?? await this.open.acquire(id, async () => await this.#load(id))
+      const session = this.open.acquireLoaded(id) ?? await this.open.acquire(id, async () => await this.#load(id))
       try {
-        if (slot.deleted) throw new SessionNotFound(id)
-        if (check && !await isCurrent(this, slot)) {
-          this.open.retire(slot)
-          continue
-        }
-        return await fn(slot)
+        if (session.deleted) throw new SessionNotFound(id)
+        if (fresh) await session.lock.run(async () => { await this.refresh(session) })
+        return await fn(session)
       } catch (err) {
-        if (isStale(err) && attempt < STALE_RETRIES) {
-          this.log.info({ sessionId: id, attempt }, 'Session changed by another server meanwhile; trying again on it reloaded')
-          this.open.retire(slot)
-          continue
-        }
-        if (isStale(err)) this.log.error({ err, sessionId: id, attempts: attempt }, 'Session kept changing on other servers; giving up')
-        throw this.storageError(slot, err)
+        if (!(err instanceof SessionReplaced) || attempt >= RELOAD_TRIES) throw err
       } finally {
-        this.open.release(slot)
+        this.open.release(session)
       }
     }
   }
 
-  /** `use` under the session's write lock, after checking `If-Match`. */
-  async exclusive<T> (id: string, ifMatch: string | undefined, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
-    return await this.use(id, async (slot) => await this.locked(slot, ifMatch, fn))
+  /** `use` under the session's write lock, caught up with the store, after checking `If-Match`. */
+  async exclusive<T> (id: string, ifMatch: string | undefined, fn: (session: OpenSession) => T | Promise<T>): Promise<T> {
+    return await this.use(id, async (session) => await session.lock.run(async () => {
+      await this.refresh(session)
+      if (session.deleted) throw new SessionNotFound(session.id)
+      this.assertIfMatch(session, ifMatch)
+      return await fn(session)
+    }), false)
   }
 
-  /** Runs `fn` under the session's write lock once the session still exists and `If-Match` holds. */
-  async locked<T> (slot: OpenSession, ifMatch: string | undefined, fn: (slot: OpenSession) => T | Promise<T>): Promise<T> {
-    return await slot.lock.run(async () => {
-      if (slot.deleted) throw new SessionNotFound(slot.id)
-      this.assertIfMatch(slot, ifMatch)
-      return await fn(slot)
-    })
+  /** Catches `session` up with what other servers stored since (call it under the session's lock). */
+  async refresh (session: OpenSession): Promise<void> {
+    const newer = await session.journal.refresh()
+    if (newer !== undefined) await this.catchUp(session, newer)
   }
 
-  /**
-   * `StorageFailed` wrapping `err` when it is the session's latched error, else `err`; but a
-   * latched error that a database outage caused is answered as that outage (503). A latched
-   * session whose file exists is retired from the cache, so the next request reloads it from
-   * disk (SPEC.md §8.7 recovery: `setSessionFile(samePath)` on a fresh manager): entries that
-   * never reached the disk are dropped, and writes work again once the storage does.
-   */
-  storageError (slot: OpenSession, err: unknown): unknown {
-    const latched = slot.manager.getLatchedError()
-    if (latched === undefined || (err !== latched && (err as { cause?: unknown })?.cause !== latched)) return err
-    const file = slot.manager.getSessionFile()
-    if (slot.manager.isFlushed() && file !== undefined && this.#hasContent(file) && this.open.retire(slot)) {
-      this.log.warn({ sessionId: slot.id, err: latched }, 'Session retired after a storage failure; the next request reloads it from disk')
-      // Its live streams load it again themselves, once the storage answers (event-streams.ts).
-      this.emit(slot.id, APPEND_EVENT)
-    }
-    const outage = databaseOutage(latched)
-    if (outage !== undefined) return outage
-    if ((err as { code?: unknown }).code === 'SS_STORAGE_FAILED') return err
-    return new StorageFailed(slot.id, { cause: latched })
-  }
-
-  /**
-   * The file holds something to reload. A first flush that failed leaves none (the partial
-   * write is undone): that session lives on in memory, still latched, rather than be lost.
-   */
-  #hasContent (file: string): boolean {
-    try {
-      return this.storage.statSync(file).size > 0
-    } catch {
-      return false
-    }
-  }
-
-  /**
-   * Throws `TooManyUnsavedSessions` (429) when the tenant already holds `maxUnsavedSessions`
-   * sessions without an assistant message: a new one would be held in memory only.
-   */
+  /** Throws `TooManyUnsavedSessions` (429) when the tenant holds `maxUnsavedSessions` unsaved sessions. */
   assertUnsavedRoom (): void {
     const max = this.limits.maxUnsavedSessions
-    if (max > 0 && this.open.unsavedCount() >= max) {
-      throw withRetryAfter(new TooManyUnsavedSessions(max), UNSAVED_RETRY_AFTER_S)
-    }
+    if (max > 0 && this.open.unsavedCount() >= max) throw withRetryAfter(new TooManyUnsavedSessions(max), UNSAVED_RETRY_AFTER_S)
   }
 
-  /** Indexes and holds a manager that was just created, and announces it. */
-  adopt (manager: SessionManager): OpenSession {
-    const id = manager.getSessionId()
-    const file = manager.getSessionFile()
-    if (file !== undefined) this.index.set(id, file)
-    const bytes = this.#size(file) ?? sizeOfRecords(manager)
-    const slot = this.open.add(id, manager, this.#mtime(file) ?? preciseNow(), bytes)
-    this.emitGlobal('session-created', this.info(slot))
-    return slot
+  assertIfMatch (session: OpenSession, ifMatch: string | undefined): void {
+    if (ifMatch !== undefined && !ifMatchSatisfied(ifMatch, this.etag(session))) throw new PreconditionFailed(ifMatch)
   }
 
-  assertIfMatch (slot: OpenSession, ifMatch: string | undefined): void {
-    // No If-Match, no etag to compute before the append.
-    if (ifMatch !== undefined && !ifMatchSatisfied(ifMatch, this.etag(slot))) throw new PreconditionFailed(ifMatch)
+  /** Holds a session that was just created, and announces it. */
+  adopt (session: OpenSession): OpenSession {
+    this.open.add(session)
+    this.emitGlobal('session-created', this.info(session))
+    return session
   }
 
-  etag (slot: OpenSession): string {
-    const m = slot.manager
-    const revision = this.#revisions.get(slot.id)
-    // On a shared store the stored file's generation (new with each rewrite: title, move)
-    // stamps the etag alike on every server; the revision then counts only leaf moves, which
-    // this server alone holds.
-    const file = m.getSessionFile()
-    const generation = file === undefined ? undefined : this.storage.generation?.(file)
-    const local = revision === undefined ? '' : `${this.#bootId}:${revision}`
-    const stamp = generation === undefined ? local : `g${generation}${local === '' ? '' : `/${local}`}`
-    return slot.etags.of({ id: slot.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
+  etag (session: OpenSession): string {
+    const m = session.model
+    const stamp = session.revision === 0 ? '' : `${this.#bootId}:${session.revision}`
+    return session.etags.of({ id: session.id, entryCount: m.entryCount(), leafId: m.getLeafId(), header: m.getHeader(), stamp })
   }
 
-  /** Records a leaf move or header change (appends change the etag through the entry count). */
-  bumpRevision (id: string): void {
-    this.#revisions.set(id, (this.#revisions.get(id) ?? 0) + 1)
-  }
+  /** Records a change only this server knows of (a leaf move): a new etag. */
+  bumpRevision (session: OpenSession): void { session.revision++ }
 
-  forget (id: string): void {
-    this.#revisions.delete(id)
-    this.index.delete(id)
-  }
-
-  view (slot: OpenSession): SessionView {
-    const m = slot.manager
+  view (session: OpenSession): SessionView {
+    const m = session.model
     return {
       header: publicHeader(m.getHeader(), this.dataDir),
       leafId: m.getLeafId(),
       entryCount: m.entryCount(),
-      messageCount: slot.summary().messageCount,
-      persisted: m.isFlushed(),
-      modified: new Date(slot.modifiedMs).toISOString(),
-      etag: this.etag(slot),
+      messageCount: session.summary().messageCount,
+      persisted: session.saved,
+      modified: new Date(session.modifiedMs).toISOString(),
+      etag: this.etag(session),
     }
   }
 
-  info (slot: OpenSession): SessionInfoView {
-    return infoView(publicHeader(slot.manager.getHeader(), this.dataDir), slot.summary(), slot.modifiedMs)
+  /** The listing item the store keeps for `session`. */
+  listing (session: OpenSession): ListingItem {
+    return listingItem(publicHeader(session.model.getHeader(), this.dataDir), session.summary(), session.modifiedMs)
   }
 
+  info (session: OpenSession): SessionInfoView { return infoView(this.listing(session)) }
+
   /** Records a change of the session now. */
-  touch (slot: OpenSession): void {
-    slot.modifiedMs = Math.max(preciseNow(), slot.modifiedMs + 0.001)
+  touch (session: OpenSession): void {
+    session.modifiedMs = Math.max(preciseNow(), session.modifiedMs + 0.001)
   }
+
+  /** Every entry of `session` is stored now, `bytes` more of text than before: its readers are told. */
+  stored (session: OpenSession, bytes: number): void {
+    session.stored = session.model.entryCount()
+    this.open.grow(session, bytes)
+    this.announceAppend(session)
+  }
+
+  /**
+   * The error to answer for a write of `session` that failed (`StorageFailed`, 507, or the outage
+   * of the database, 503). A saved session is closed here, so the next request loads what the
+   * store holds: nothing it did not store is kept. An unsaved one stays as it was before the
+   * write (on disk it lives in memory only, SPEC.md §8.3).
+   */
+  writeFailed (session: OpenSession, err: unknown): unknown {
+    // A refusal (a move onto another session's file) changed nothing: not a failure.
+    const status = (err as { statusCode?: unknown })?.statusCode
+    if (typeof status === 'number' && status < 500) return err
+    this.log.error({ err, sessionId: session.id }, 'Session persistence error.')
+    // Its live streams load it again.
+    if (session.saved && this.open.retire(session)) this.emit(session.id, APPEND_EVENT)
+    return databaseOutage(err) ?? new StorageFailed(session.id, { cause: err })
+  }
+
+  /** The session moved on in the store (another server changed it): `session` catches up, or goes. */
+  async catchUp (session: OpenSession, newer: Newer): Promise<void> {
+    if (newer.kind === 'appended') {
+      session.model.addStoredRecords(await recordsOf(this, newer.lines))
+      this.touch(session)
+      this.stored(session, newer.lines.reduce((n, l) => n + l.length + 1, 0))
+      return
+    }
+    if (this.open.retire(session)) this.emit(session.id, APPEND_EVENT)
+    if (newer.kind === 'removed') {
+      this.gone(session)
+      throw new SessionNotFound(session.id)
+    }
+    throw new SessionReplaced()
+  }
+
+  /** `session` was deleted (here or by another server): its streams end, dashboards are told. */
+  gone (session: OpenSession): void {
+    if (session.deleted) return
+    session.deleted = true
+    const info = this.info(session)
+    this.open.remove(session)
+    this.emit(session.id, { type: 'deleted', id: session.id })
+    this.listeners.delete(session.id)
+    this.emitGlobal('session-deleted', info)
+  }
+
+  keyReused (): Error { return new IdempotencyKeyReused() }
+  notFound (session: OpenSession): Error { return new SessionNotFound(session.id) }
 
   emit (id: string, event: SessionEvent): void {
     const set = this.listeners.get(id)
@@ -309,85 +277,34 @@ export class RegistryCore {
     for (const listener of [...this.globalListeners]) listener(event)
   }
 
+  /** True when a lifecycle event now would reach a dashboard (one listens, or may resume). */
+  get dashboardsListen (): boolean { return this.globalListeners.size > 0 || this.globalEvents.recording }
+
   /** Wakes the session's readers and tells dashboards, once new entries are visible. */
-  announceAppend (slot: OpenSession): void {
-    if (slot.deleted) return
-    this.emit(slot.id, APPEND_EVENT)
+  announceAppend (session: OpenSession): void {
+    if (session.deleted) return
+    this.emit(session.id, APPEND_EVENT)
     // The listing view costs date formatting per append: build it only for a listener or for
     // the resume log of one that may come back.
-    if (this.globalListeners.size > 0 || this.globalEvents.recording) this.emitGlobal('session-updated', this.info(slot))
+    if (this.dashboardsListen) this.emitGlobal('session-updated', this.info(session))
     else this.globalEvents.skip()
   }
 
   /** A header change: new etag, `session` event, `session-updated`. */
-  announceHeader (slot: OpenSession): void {
-    if (this.storage.generation === undefined) this.bumpRevision(slot.id)
-    this.touch(slot)
-    this.emit(slot.id, { type: 'session', session: this.view(slot) })
-    this.emitGlobal('session-updated', this.info(slot))
+  announceHeader (session: OpenSession): void {
+    this.emit(session.id, { type: 'session', session: this.view(session) })
+    this.emitGlobal('session-updated', this.info(session))
   }
 
-  async #load (id: string): Promise<Loaded> {
-    let path = this.index.get(id) ?? await this.#located(id)
-    // An agent may have moved the directory (agent-dirs.ts): follow the file by its name.
-    if (path !== undefined && !this.storage.existsSync(path)) {
-      const moved = findMovedSessionFile(this.storage, this.dataDir, path)
-      if (moved !== undefined) this.index.set(id, moved)
-      path = moved
-    }
-    // A file that vanished is not recreated: opening a missing path would start a new session.
-    if (path === undefined) {
-      // No file yet: kept unsaved on a store other servers share, or saved by one of them just now.
-      const unsaved = await loadUnsaved(this, id)
-      if (unsaved !== undefined) return { ...unsaved, modifiedMs: preciseNow() }
-      path = this.storage.unsaved === undefined ? undefined : await this.store.locate(id)
-      if (path !== undefined) this.index.set(id, path)
-    }
-    if (path === undefined) {
-      this.index.delete(id)
-      throw new SessionNotFound(id)
-    }
-    await this.storage.track?.(path) // before the read: a change after it then counts as one
-    const manager = await SessionManager.open(path, undefined, this.storage, this.managerOptions())
-    if (manager.getSessionId() !== id) {
-      // The file was replaced since it was indexed; index it under the id it has now.
-      await manager.close().catch(() => {})
-      this.index.delete(id)
-      this.index.set(manager.getSessionId(), path)
-      throw new SessionNotFound(id)
-    }
-    return { manager, modifiedMs: this.#mtime(path) ?? preciseNow(), bytes: this.#size(path) ?? 0 }
-  }
-
-  /** The file of session `id` when another server made it since this one indexed. */
-  async #located (id: string): Promise<string | undefined> {
-    const path = await this.store.locate(id)
-    if (path !== undefined && this.index.get(id) === undefined) this.index.set(id, path)
-    return this.index.get(id)
-  }
-
-  #size (path: string | undefined): number | undefined {
-    if (path === undefined) return undefined
-    try {
-      return this.storage.statSync(path).size
-    } catch {
-      return undefined
-    }
-  }
-
-  #mtime (path: string | undefined): number | undefined {
-    if (path === undefined) return undefined
-    try {
-      return this.storage.statSync(path).mtimeMs
-    } catch {
-      return undefined
-    }
+  async #load (id: string): Promise<OpenSession> {
+    const loaded = await this.store.load(this.tenant, id)
+    if (loaded === undefined) throw new SessionNotFound(id)
+    return await openLoaded(this, id, loaded)
   }
 }
 
-/** About how many bytes a manager's records hold as JSON (a session with no file yet). */
-export function sizeOfRecords (manager: SessionManager): number {
-  let bytes = JSON.stringify(manager.getHeader()).length
-  for (const entry of manager.getEntries()) bytes += JSON.stringify(entry).length
-  return bytes
+/** The listing item as answers show it (API.md "SessionInfo"). */
+export function infoView (item: ListingItem): SessionInfoView {
+  const { modifiedMs, ...rest } = item
+  return { ...rest, modified: new Date(modifiedMs).toISOString() }
 }

@@ -1,28 +1,27 @@
 /**
  * `POST /v1/sessions/import` (API.md "Sessions"): a JSONL session file of any version becomes a
- * session of this server. It keeps the file's id (409 when taken) or, with `newId`, becomes a
+ * session of this tenant. It keeps the file's id (409 when taken) or, with `newId`, becomes a
  * `forkFrom` copy under a new id. Old versions are migrated; blobs are externalized on write.
  */
-import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
-import { InvalidArgument, SessionExists } from '../errors.js'
-import { assertValidCwd, encodeCwd, sessionFileName } from '../session/cwd.js'
-import { nowIso } from '../session/ids.js'
+import { InvalidArgument } from '../errors.js'
+import { assertValidCwd } from '../session/cwd.js'
+import { createSessionId, nowIso } from '../session/ids.js'
+import { listingItem } from '../session/listing-item.js'
 import { assertSupportedVersion, migrateSessionEntries } from '../session/migrate.js'
 import { isValidHeader, parseJsonlLenient, titleSlotLine } from '../session/parser.js'
-import { prepareRecordForWrite, serializeRecord } from '../session/persist-transform.js'
-import { SessionManager } from '../session/session-manager.js'
-import type { FileRecord } from '../session/types.js'
-import { writeAtomically } from '../session/write-queue.js'
-import type { RegistryCore } from './registry-core.js'
-import { assertClientId } from './session-operations.js'
+import { publicHeader } from '../session/public-header.js'
+import { SessionModel } from '../session/session-model.js'
+import { SessionSummary } from '../session/session-summary.js'
+import type { FileRecord, SessionHeader } from '../session/types.js'
+import { textOf } from '../storage/session-head.js'
+import type { StoredLine } from '../storage/store.js'
+import { OpenSession } from './open-session.js'
+import { preciseNow, type RegistryCore } from './registry-core.js'
+import { assertClientId, storeNew } from './session-operations.js'
+import { resolveRefs, storedLines } from './session-load.js'
 import type { SessionView } from './types.js'
 
-/** A header timestamp usable in a file name (SPEC.md §2.3); anything else is replaced by now. */
-const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
-
 export async function importSession (core: RegistryCore, text: string, newId: boolean): Promise<SessionView> {
-  await core.ready
   const records = parseJsonlLenient(text)
   const header = records[0]
   if (!isValidHeader(header)) {
@@ -31,21 +30,17 @@ export async function importSession (core: RegistryCore, text: string, newId: bo
   assertSupportedVersion('(import)', header)
   assertValidCwd(header.cwd, 'header cwd')
   if (newId) return await importAsCopy(core, records, header.cwd)
-  const id = header.id
-  assertClientId(id)
-  if (!core.index.reserve(id)) throw new SessionExists(id)
-  try {
-    const migrated = migrateSessionEntries(records)
-    const timestamp = typeof header.timestamp === 'string' && ISO_RE.test(header.timestamp) ? header.timestamp : nowIso()
-    const path = join(core.dataDir, 'sessions', encodeCwd(header.cwd), sessionFileName(timestamp, id))
-    if (core.storage.existsSync(path)) throw new SessionExists(id)
-    const out = !migrated && isCanonical(text) ? text : await normalized(core, text, records)
-    await writeAtomically(core.storage, path, out)
-    const m = await SessionManager.open(path, undefined, core.storage, core.managerOptions())
-    return core.view(core.adopt(m))
-  } finally {
-    core.index.release(id)
-  }
+  assertClientId(header.id)
+  const migrated = migrateSessionEntries(records)
+  const lines = !migrated && isCanonical(text) ? exactLines(text) : await normalized(core, text, records)
+  const modifiedMs = preciseNow()
+  const info = listingItem(publicHeader(records[0] as SessionHeader, core.dataDir), SessionSummary.of(records), modifiedMs)
+  const journal = await core.store.create(core.tenant, { id: header.id, lines, saved: true, info })
+  // Served as stored (SPEC.md §9 applied), as it is after any later load.
+  const stored = parseJsonlLenient(textOf(lines.map((l) => l.line)))
+  await resolveRefs(core, stored.slice(1))
+  const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l.line, 'utf8') + 1, 0)
+  return core.view(core.adopt(new OpenSession(header.id, new SessionModel(stored), journal, modifiedMs, bytes)))
 }
 
 /**
@@ -67,21 +62,28 @@ function isCanonical (text: string): boolean {
   return true
 }
 
-/** Every record written as the service writes it (§9 applied); an agent's title slot stays line 1. */
-async function normalized (core: RegistryCore, text: string, records: FileRecord[]): Promise<string> {
-  let out = titleSlotLine(text)
-  for (const record of records) out += serializeRecord(await prepareRecordForWrite(record, core.blobs))
-  return out
+/** The lines of a canonical text as they are, each with the id of the entry it holds. */
+function exactLines (text: string): StoredLine[] {
+  return text.slice(0, -1).split('\n').map((line) => {
+    const record = JSON.parse(line) as FileRecord
+    return { id: typeof record.id === 'string' && record.type !== 'session' ? record.id : null, line }
+  })
 }
 
-/** `forkFrom` a staging copy: new id, `parentSession` = the file's id, every entry kept. */
+/** Every record written as the service writes it (§9 applied); an agent's title line stays line 1. */
+async function normalized (core: RegistryCore, text: string, records: FileRecord[]): Promise<StoredLine[]> {
+  const slot = titleSlotLine(text)
+  const lines = await storedLines(records, core.blobs)
+  return slot === '' ? lines : [{ id: null, line: slot.replace(/\r?\n$/, '') }, ...lines]
+}
+
+/** `forkFrom` the file: new id, `parentSession` = the file's id, every entry kept, migrated. */
 async function importAsCopy (core: RegistryCore, records: FileRecord[], cwd: string): Promise<SessionView> {
-  const staging = join(core.dataDir, 'sessions', encodeCwd(cwd), `.import-${randomBytes(8).toString('hex')}.tmp`)
-  await core.storage.writeText(staging, records.map((r) => serializeRecord(r)).join(''))
-  try {
-    const m = await SessionManager.forkFrom(staging, cwd, undefined, core.storage, core.managerOptions())
-    return core.view(core.adopt(m))
-  } finally {
-    await core.storage.unlink(staging).catch(() => {})
-  }
+  migrateSessionEntries(records)
+  const source = records[0] as FileRecord
+  const header: FileRecord = { type: 'session', version: 3, id: createSessionId(), timestamp: nowIso(), cwd, parentSession: source.id }
+  if (typeof source.title === 'string') header.title = source.title
+  const copy = [header, ...records.slice(1)]
+  await resolveRefs(core, copy.slice(1))
+  return core.view(await storeNew(core, copy, true))
 }

@@ -1,21 +1,25 @@
 /**
  * The Sessions operations of the registry (API.md "Sessions"): create, continue, read, rename,
  * move, fork, export and delete. Import lives in `session-import.ts`, listings in
- * `session-listing.ts`.
+ * `session-listing.ts`. Every change is stored first and then made in memory: a refused or
+ * failed one changes nothing.
  */
-import { dirname } from 'node:path'
-import { InvalidSessionId, SessionExists } from '../errors.js'
-import { sessionDirsOf } from '../session/agent-dirs.js'
-import { resolveContinueTarget, writeBreadcrumb } from '../session/breadcrumbs.js'
+import { InvalidSessionId } from '../errors.js'
 import { assertValidCwd } from '../session/cwd.js'
-import { serializeRecord } from '../session/persist-transform.js'
-import type { CreateOptions } from '../session/session-factories.js'
-import { SessionManager } from '../session/session-manager.js'
-import type { OpenSession } from './open-session.js'
-import type { RegistryCore } from './registry-core.js'
-import { readSessionId } from './session-index.js'
-import { isStale } from './shared-store.js'
-import { removeUnsaved, storeUnsaved } from './shared-unsaved.js'
+import { deepCopy } from '../session/json-text.js'
+import { branchedRecords, forkedRecords } from '../session/fork-records.js'
+import { listingItem } from '../session/listing-item.js'
+import { createSessionId, nowIso } from '../session/ids.js'
+import { serializeRecord, storedLineSync } from '../session/persist-transform.js'
+import { publicHeader } from '../session/public-header.js'
+import { SessionModel } from '../session/session-model.js'
+import { SessionSummary } from '../session/session-summary.js'
+import type { FileRecord, SessionHeader } from '../session/types.js'
+import type { WriteOutcome } from '../storage/store.js'
+import { EntryNotFound } from '../errors.js'
+import { OpenSession } from './open-session.js'
+import { preciseNow, type RegistryCore } from './registry-core.js'
+import { storedLines } from './session-load.js'
 import type { SessionView, Tagged } from './types.js'
 
 /** Ids a client may choose (API.md "Conventions"), minus the route words. */
@@ -35,157 +39,155 @@ export interface CreateInput {
   id?: string
 }
 
-/** A new session, deferred in memory (no file) until its first assistant message. */
-export async function create (core: RegistryCore, input: CreateInput): Promise<SessionView> {
-  await core.ready
-  core.assertUnsavedRoom()
-  const options: CreateOptions = { ...core.managerOptions() }
-  if (input.title !== undefined) options.title = input.title
-  if (input.parentSession !== undefined) options.parentSession = input.parentSession
-  if (input.id === undefined) {
-    const m = await SessionManager.create(input.cwd, undefined, core.storage, options)
-    await storeUnsaved(core, m)
-    return core.view(core.adopt(m))
-  }
-  assertClientId(input.id)
-  if (!core.index.reserve(input.id)) throw new SessionExists(input.id)
-  try {
-    const m = await SessionManager.create(input.cwd, undefined, core.storage, { ...options, sessionId: input.id })
-    if (core.storage.existsSync(m.getSessionFile() as string)) throw new SessionExists(input.id)
-    // Another server may hold it unsaved: the store refuses a second session of that id.
-    await storeUnsaved(core, m).catch((err: unknown) => { throw isStale(err) ? new SessionExists(input.id as string) : err })
-    return core.view(core.adopt(m))
-  } finally {
-    core.index.release(input.id)
-  }
+/**
+ * Stores `records` as a new session of the tenant and holds it open: unsaved (under the deferral
+ * rule) or saved at once. `leafId` keeps a leaf other than the last entry.
+ */
+export async function storeNew (core: RegistryCore, records: FileRecord[], saved: boolean, leafId?: string | null): Promise<OpenSession> {
+  const header = records[0] as SessionHeader
+  const modifiedMs = preciseNow()
+  const info = listingItem(publicHeader(header, core.dataDir), SessionSummary.of(records), modifiedMs)
+  const lines = await storedLines(records, core.blobs)
+  const journal = await core.store.create(core.tenant, { id: header.id, lines, saved, info })
+  const model = new SessionModel(records)
+  if (leafId !== undefined) leafId === null ? model.resetLeaf() : model.branch(leafId)
+  const bytes = lines.reduce((n, l) => n + l.line.length + 1, 0)
+  return core.adopt(new OpenSession(header.id, model, journal, modifiedMs, bytes))
 }
 
-/** `continueRecent` (SPEC.md §11.3) through the registry, so a file never gets a second manager. */
+/** A new session, deferred (no file on disk) until its first assistant message. */
+export async function create (core: RegistryCore, input: CreateInput, terminalId?: string): Promise<SessionView> {
+  assertValidCwd(input.cwd)
+  if (input.id !== undefined) assertClientId(input.id)
+  core.assertUnsavedRoom()
+  const id = input.id ?? createSessionId()
+  const header: FileRecord = { type: 'session', version: 3, id, timestamp: nowIso(), cwd: input.cwd }
+  if (input.parentSession !== undefined) header.parentSession = input.parentSession
+  if (input.title !== undefined) header.title = input.title
+  const session = await storeNew(core, [header], false)
+  if (terminalId !== undefined) await core.store.setBreadcrumb(core.tenant, terminalId, input.cwd, id)
+  return core.view(session)
+}
+
+/** `continueRecent` (SPEC.md §11.3): the terminal's or the newest saved session of `cwd`, else a new one. */
 export async function continueRecent (core: RegistryCore, cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
-  await core.ready
   assertValidCwd(cwd)
-  await core.store.caughtUp()
-  const sessionDirs = sessionDirsOf(core.dataDir, cwd)
-  const path = await resolveContinueTarget(core.storage, { dataDir: core.dataDir, cwd, terminalId, sessionDirs })
-  const id = path === null ? undefined : core.index.idForPath(path) ?? await indexFile(core, path)
-  if (path !== null && id !== undefined) {
-    const session = await core.use(id, (slot) => core.view(slot))
-    if (terminalId !== undefined) await writeBreadcrumb(core.storage, core.dataDir, terminalId, cwd, path, core.log)
-    return { session, created: false }
+  const id = await core.store.continueTarget(core.tenant, cwd, terminalId)
+  if (id !== undefined) {
+    try {
+      const session = await core.use(id, (s) => core.view(s))
+      if (terminalId !== undefined) await core.store.setBreadcrumb(core.tenant, terminalId, cwd, id)
+      return { session, created: false }
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== 'SS_SESSION_NOT_FOUND') throw err
+    }
   }
-  core.assertUnsavedRoom()
-  const m = await SessionManager.create(cwd, undefined, core.storage, core.managerOptions(terminalId))
-  await storeUnsaved(core, m)
-  return { session: core.view(core.adopt(m)), created: true }
-}
-
-/** Adds a session file found outside the index (written by someone else since start-up). */
-async function indexFile (core: RegistryCore, path: string): Promise<string | undefined> {
-  const id = await readSessionId(core.storage, path)
-  if (id === undefined || core.index.has(id)) return undefined
-  core.index.set(id, path)
-  return id
+  return { session: await create(core, { cwd }, terminalId), created: true }
 }
 
 export async function getSession (core: RegistryCore, id: string): Promise<SessionView> {
-  return await core.use(id, (slot) => core.view(slot))
+  return await core.use(id, (session) => core.view(session))
 }
 
 /**
- * `setSessionName`: rewrites a flushed file atomically; a deferred one carries it to its first
- * flush. The same title again changes nothing and writes nothing. `charge` is told about how many
- * bytes the rewrite is about to replace, and may refuse by throwing.
+ * Stores `header` as the session's new header (`rewriteHeader`: every other line kept byte for
+ * byte), then shows it; when the session moved on in the store, it catches up and `If-Match`
+ * is checked again.
+ */
+async function changeHeader (core: RegistryCore, session: OpenSession, header: SessionHeader, ifMatch: string | undefined): Promise<SessionView> {
+  for (;;) {
+    const line = (storedLineSync(header) ?? serializeRecord(header)).replace(/\n$/, '')
+    const modifiedMs = Math.max(preciseNow(), session.modifiedMs + 0.001)
+    const info = listingItem(publicHeader(header, core.dataDir), session.summary(), modifiedMs)
+    const outcome: WriteOutcome = await session.journal.rewriteHeader(line, info).catch((err: unknown) => { throw core.writeFailed(session, err) })
+    if (outcome.ok) {
+      session.model.setHeader(header)
+      session.modifiedMs = modifiedMs
+      core.announceHeader(session)
+      return core.view(session)
+    }
+    if ('stale' in outcome) await core.catchUp(session, outcome.stale)
+    core.assertIfMatch(session, ifMatch)
+    header = { ...session.model.getHeader(), title: header.title, cwd: header.cwd }
+  }
+}
+
+/**
+ * `setSessionName`: the header's title, stored at once (on disk an atomic rewrite of a saved
+ * file). The same title again changes nothing and writes nothing. `charge` is told about how many
+ * bytes the rewrite replaces, and may refuse by throwing.
  */
 export async function rename (core: RegistryCore, id: string, title: string, ifMatch?: string, charge?: (bytes: number) => void): Promise<SessionView> {
-  return await core.exclusive(id, ifMatch, async (slot) => {
-    const { manager } = slot
-    if (manager.state.header.title === title && manager.sessionName === title) return core.view(slot)
-    // The slot's own byte count (file at load plus appends): no stat on the request path, and
-    // nothing to fail if the file is already gone (the rewrite then answers for itself).
-    if (charge !== undefined && manager.flushed) charge(slot.bytes)
-    await slot.manager.setSessionName(title)
-    await storeUnsaved(core, slot.manager)
-    slot.markRewritten()
-    core.announceHeader(slot)
-    return core.view(slot)
+  return await core.exclusive(id, ifMatch, async (session) => {
+    const header = session.model.getHeader()
+    if (header.title === title) return core.view(session)
+    if (charge !== undefined && session.saved) charge(session.bytes)
+    return await changeHeader(core, session, { ...header, title }, ifMatch)
   })
 }
 
-/** `moveTo`: same file name under the new cwd's directory; the index follows the file. */
+/** `moveTo`: the header's cwd; on disk the file moves to the new cwd's directory. */
 export async function move (core: RegistryCore, id: string, cwd: string, ifMatch?: string): Promise<SessionView> {
-  return await core.exclusive(id, ifMatch, async (slot) => {
-    const m = slot.manager
-    if (cwd === m.getCwd()) return core.view(slot)
-    try {
-      await m.moveTo(cwd)
-    } finally {
-      const file = m.getSessionFile()
-      if (file !== undefined) core.index.set(id, file)
-    }
-    slot.markRewritten()
-    core.announceHeader(slot)
-    return core.view(slot)
+  assertValidCwd(cwd)
+  return await core.exclusive(id, ifMatch, async (session) => {
+    const header = session.model.getHeader()
+    if (header.cwd === cwd) return core.view(session)
+    return await changeHeader(core, session, { ...header, cwd }, ifMatch)
   })
 }
 
 /**
  * `fork` (every entry, the leaf kept) or, with `leafId`, `createBranchedSession`, as a second
- * session: the source stays open and unchanged (a deferred one stays deferred).
+ * session written at once (SPEC.md §6.3); the source stays as it is, a deferred one deferred.
+ * Forking an unsaved session counts against the unsaved-session cap all the same.
  */
 export async function fork (core: RegistryCore, id: string, leafId?: string, ifMatch?: string): Promise<SessionView> {
-  const copy = await core.exclusive(id, ifMatch, async (slot) => {
-    // A copy of an unsaved session is itself unsaved (held in memory only).
-    if (!slot.manager.isFlushed()) core.assertUnsavedRoom()
-    return await SessionManager.forkCopy(slot.manager, leafId)
+  const copy = await core.exclusive(id, ifMatch, async (session) => {
+    const m = session.model
+    if (leafId !== undefined && m.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
+    if (!session.saved) core.assertUnsavedRoom()
+    const cwd = String(m.getHeader().cwd ?? '')
+    const records = leafId === undefined
+      ? forkedRecords(deepCopy(m.records()), cwd, m.getHeader().title)
+      : branchedRecords(m.index(), m.labels(), leafId, cwd, m.getSessionId())
+    const copied = leafId === undefined ? records : deepCopy(records)
+    return await storeNew(core, copied, true, leafId === undefined ? m.getLeafId() : undefined)
   })
-  return core.view(core.adopt(copy))
+  return core.view(copy)
 }
 
-/**
- * The stored file, after every queued write reached it; a deferred session as it would be
- * written. `locked`: the session's slot when the caller already holds its lock.
- */
-export async function exportJsonl (core: RegistryCore, id: string, locked?: OpenSession): Promise<Tagged<string>> {
-  const read = async (slot: OpenSession): Promise<Tagged<string>> => {
-    const m = slot.manager
-    if (!m.isFlushed()) {
-      return { value: [m.getHeader(), ...m.getEntries()].map((r) => serializeRecord(r)).join(''), etag: core.etag(slot) }
-    }
-    await m.flush()
-    return { value: await core.storage.readText(m.getSessionFile() as string), etag: core.etag(slot) }
-  }
-  return locked === undefined ? await core.exclusive(id, undefined, read) : await read(locked)
-}
-
-/** A session file to send: its length in bytes and its bytes, read as they are sent. */
+/** A session's text to send: its length in bytes and its bytes, read as they are sent. */
 export interface ExportStream {
   size: number
   chunks: Iterable<Buffer> | AsyncIterable<Buffer>
-  /** Releases the file when the chunks are not read. */
+  /** Releases what reading holds when the chunks are not read. */
   close: () => Promise<void>
 }
 
+/** The session's text as the store holds it (an unsaved one as it would be written). */
+export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
+  const { value, etag } = await exportStream(core, id)
+  const parts: Buffer[] = []
+  for await (const chunk of value.chunks) parts.push(chunk)
+  return { value: Buffer.concat(parts).toString('utf8'), etag }
+}
+
 /**
- * The stored file as `exportJsonl` has it, for streaming: a saved session is opened (under the
- * session's lock, once every queued write reached it) and read a chunk at a time as the client
- * takes it, up to the length it had then, so an answer never holds the whole file in memory.
+ * The stored text for streaming: opened under the session's lock (no write in between) and
+ * read a piece at a time as the client takes it, up to the length it had then.
  */
 export async function exportStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
-  const storage = core.storage
-  return await core.exclusive(id, undefined, async (slot) => {
-    const m = slot.manager
-    const etag = core.etag(slot)
-    if (!m.isFlushed() || storage.readTextChunks === undefined) {
-      const bytes = Buffer.from((await exportJsonl(core, id, slot)).value)
+  return await core.exclusive(id, undefined, async (session) => {
+    const etag = core.etag(session)
+    const stored = session.saved ? await core.store.read(core.tenant, id) : undefined
+    if (stored === undefined) {
+      const bytes = Buffer.from(session.model.records().map((r) => serializeRecord(r)).join(''))
       return { value: { size: bytes.length, chunks: [bytes], close: async () => {} }, etag }
     }
-    await m.flush()
-    const file = m.getSessionFile() as string
-    const size = storage.statSync(file).size
-    const pieces = storage.readTextChunks(file)[Symbol.asyncIterator]()
-    const first = await pieces.next() // opens the file now, before a later rewrite could replace it
+    const pieces = stored.text[Symbol.asyncIterator]()
+    const first = await pieces.next() // opens it now, before a later rewrite could replace it
     const close = async (): Promise<void> => { await pieces.return?.() }
-    return { value: { size, chunks: upTo(first, pieces, size), close }, etag }
+    return { value: { size: stored.size, chunks: upTo(first, pieces, stored.size), close }, etag }
   })
 }
 
@@ -203,23 +205,15 @@ async function * upTo (first: IteratorResult<string>, pieces: AsyncIterator<stri
   }
 }
 
-/** Closes the session, removes its file, then tells its subscribers and dashboards. */
+/** Removes the session from the store, then tells its subscribers and dashboards. */
 export async function remove (core: RegistryCore, id: string, ifMatch?: string): Promise<void> {
-  await core.exclusive(id, ifMatch, async (slot) => {
-    const m = slot.manager
-    const info = core.info(slot)
-    await m.close().catch((err: unknown) => { core.log.warn({ err, sessionId: id }, 'Closing a deleted session failed') })
-    await removeUnsaved(core, m)
-    const file = m.getSessionFile()
-    if (file !== undefined && core.storage.existsSync(file)) {
-      await core.storage.unlink(file)
-      await core.storage.syncDir(dirname(file)).catch(() => {})
+  await core.exclusive(id, ifMatch, async (session) => {
+    for (;;) {
+      const outcome = await session.journal.remove().catch((err: unknown) => { throw core.writeFailed(session, err) })
+      if (outcome.ok) break
+      if ('stale' in outcome) await core.catchUp(session, outcome.stale)
+      core.assertIfMatch(session, ifMatch)
     }
-    slot.deleted = true
-    core.open.remove(slot)
-    core.forget(id)
-    core.emit(id, { type: 'deleted', id })
-    core.listeners.delete(id)
-    core.emitGlobal('session-deleted', info)
+    core.gone(session)
   })
 }

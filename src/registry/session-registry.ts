@@ -1,17 +1,17 @@
 /**
- * The sessions of this server, by id (API.md "Sessions", "Entries", "Live stream"). It owns the
- * id index, opens `SessionManager`s on demand (at most `maxOpenSessions`, LRU), serializes
- * writes per session, group-commits appends, and publishes events for SSE. Routes call this
- * and nothing below it.
+ * The sessions of one tenant on this server, by id (API.md "Sessions", "Entries", "Live
+ * stream"). It loads sessions from the store on demand (at most `maxOpenSessions`, LRU),
+ * serializes writes per session, group-commits appends, follows other servers' changes and
+ * publishes events for SSE. Routes call this and nothing below it.
  */
-import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
 import type { SessionEntryBase } from '../session/types.js'
 import * as entries from './entry-operations.js'
 import type { AppendOptions, BranchSummaryInput } from './entry-operations.js'
 import { RegistryCore, type GlobalListener, type RegistryLimits, type RegistryOptions, type SessionListener, type StreamOptions } from './registry-core.js'
 import { importSession } from './session-import.js'
-import { SessionListing, type ListQuery } from './session-listing.js'
+import * as listing from './session-listing.js'
+import type { ListQuery } from './session-listing.js'
+import { followStore } from './store-follow.js'
 import * as sessions from './session-operations.js'
 import type { CreateInput, ExportStream } from './session-operations.js'
 import type {
@@ -23,11 +23,11 @@ export * from './types.js'
 
 export class SessionRegistry {
   readonly #core: RegistryCore
-  readonly #listing: SessionListing
+  readonly #unfollow: () => void
 
   constructor (options: RegistryOptions) {
     this.#core = new RegistryCore(options)
-    this.#listing = new SessionListing(this.#core)
+    this.#unfollow = followStore(this.#core)
   }
 
   /** SSE tuning (heartbeat interval, per-subscriber buffer limit). */
@@ -36,27 +36,16 @@ export class SessionRegistry {
   /** The memory bounds of this registry (a tenant's registry copies the default one's). */
   get limits (): RegistryLimits { return this.#core.limits }
 
-  /** Resolves once the start-up index scan finished. */
-  async ready (): Promise<void> { await this.#core.ready }
+  /** The tenant whose sessions these are. */
+  get tenant (): string { return this.#core.tenant }
 
-  /** Index built, not shutting down, and the data directory accepts a write. */
-  async isReady (): Promise<boolean> {
-    const core = this.#core
-    if (!core.indexed || core.shuttingDown) return false
-    const probe = join(core.dataDir, `.ready-${randomBytes(6).toString('hex')}`)
-    try {
-      await core.storage.writeText(probe, '')
-      await core.storage.unlink(probe)
-      return true
-    } catch {
-      return false
-    }
-  }
+  /** Not shutting down. */
+  isReady (): boolean { return !this.#core.shuttingDown }
 
   // ── Sessions ──────────────────────────────────────────────────────────────
   create (input: CreateInput): Promise<SessionView> { return sessions.create(this.#core, input) }
-  list (query: ListQuery): Promise<SessionList> { return this.#listing.list(query) }
-  recent (cwd: string, limit?: number): Promise<RecentSessionView[]> { return this.#listing.recent(cwd, limit) }
+  list (query: ListQuery): Promise<SessionList> { return listing.list(this.#core, query) }
+  recent (cwd: string, limit?: number): Promise<RecentSessionView[]> { return listing.recent(this.#core, cwd, limit) }
   continueRecent (cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
     return sessions.continueRecent(this.#core, cwd, terminalId)
   }
@@ -129,7 +118,7 @@ export class SessionRegistry {
   /** Listens to one session (404 when unknown); the session stays loaded until unsubscribed. */
   async subscribe (id: string, listener: SessionListener): Promise<() => void> {
     const core = this.#core
-    return await core.use(id, () => {
+    return await core.use(id, (session) => {
       let set = core.listeners.get(id)
       if (set === undefined) core.listeners.set(id, set = new Set())
       set.add(listener)
@@ -187,16 +176,15 @@ export class SessionRegistry {
     for (const hook of [...this.#core.shutdownHooks]) hook()
   }
 
-  /** Ends streams, then flushes, fsyncs and closes every open session. */
+  /** Ends streams, then closes every open session (its journal). */
   async close (): Promise<void> {
-    this.#core.store.stop()
+    this.#unfollow()
     this.shutdown()
-    await this.#core.ready.catch(() => {})
     await this.#core.open.closeAll()
   }
 }
 
-/** The registry over `storage`; the index scan starts at once (`ready()` resolves when done). */
+/** The registry of one tenant over a store. */
 export function createRegistry (options: RegistryOptions): SessionRegistry {
   return new SessionRegistry(options)
 }

@@ -27,9 +27,9 @@ export function batchBytes (entries: readonly object[], known?: number): number 
  * assistant message, would take the still unsaved session of `slot` past a bound.
  */
 export function assertUnsavedFits (limits: RegistryLimits, slot: OpenSession, count: number, bytes: number): void {
-  if (slot.manager.isFlushed()) return
+  if (slot.saved) return
   const { maxUnsavedSessionEntries: maxEntries, maxUnsavedSessionBytes: maxBytes } = limits
-  if (maxEntries > 0 && slot.manager.entryCount() + count > maxEntries) {
+  if (maxEntries > 0 && slot.model.entryCount() + count > maxEntries) {
     throw new UnsavedSessionTooLarge(slot.id, `${maxEntries} entries`)
   }
   if (maxBytes > 0 && slot.bytes + bytes > maxBytes) throw new UnsavedSessionTooLarge(slot.id, `${maxBytes} bytes`)

@@ -1,8 +1,7 @@
 /**
  * Building blocks of route response schemas that are not shared components: documented
  * response headers and the error statuses every JSON-body route can answer. Imports nothing
- * of ours, so that schema files may use these at load time despite their import cycle through
- * `shared.ts`.
+ * of ours.
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 

@@ -52,9 +52,17 @@ export async function prepareRecordForWrite (record: FileRecord, blobs: BlobStor
  * asynchronous and must precede the line, so such a record goes through `prepareRecordForWrite`.
  */
 export function storedLineSync (record: FileRecord): string | undefined {
+  return storedForm(record)?.line
+}
+
+/**
+ * `storedLineSync`, also telling whether the stored form is `record` itself (nothing in it was
+ * cut, removed or externalized): the line is then `JSON.stringify(record)` plus `"\n"`.
+ */
+export function storedForm (record: FileRecord): { line: string, same: boolean } | undefined {
   const pending: PendingBlobs = new Map()
   const stored = transformObject(record, pending)
-  return pending.size > 0 ? undefined : serializeRecord(stored)
+  return pending.size > 0 ? undefined : { line: serializeRecord(stored), same: stored === record }
 }
 
 /** One JSONL line: `JSON.stringify(record)` plus `"\n"`, at any depth. @see SPEC.md §3.1 */

@@ -94,6 +94,18 @@ async function scanRecent (storage: SessionStorage, dir: string, limit: number):
   return found
 }
 
+/**
+ * The §11.2 display name (`name`, cut to 40 code units) of a session whose text starts with
+ * `prefix` (at least its first `PREFIX_READ_BYTES` bytes, or all of it): what a prefix read of its
+ * file would give. `fileName` stands in when nothing else names it.
+ */
+export function recentName (prefix: string, fileName: string): string {
+  const records = parseJsonlLenient(Buffer.from(prefix, 'utf8').subarray(0, PREFIX_READ_BYTES).toString('utf8'))
+  const header = records[0]
+  const fullName = isValidHeader(header) ? displayName(fileName, header, records) : basename(fileName, '.jsonl')
+  return fullName.length <= NAME_MAX_UNITS ? fullName : fullName.slice(0, NAME_MAX_UNITS - 1) + '…'
+}
+
 /** Title → first user text (only without a title) → id → file name; first non-empty wins. */
 function displayName (path: string, header: FileRecord & { id: string }, records: FileRecord[]): string {
   const hasTitle = typeof header.title === 'string'

@@ -6,7 +6,7 @@ import { dirname, join, resolve } from 'node:path'
 import { FileBlobStore } from '../blobs/file-blob-store.js'
 import { MemoryBlobStore } from '../blobs/memory-blob-store.js'
 import type { BlobStore } from '../blobs/types.js'
-import { EntryNotFound, ForkSourceInvalid, InvalidArgument } from '../errors.js'
+import { ForkSourceInvalid } from '../errors.js'
 import { FileSessionStorage } from '../storage/file-session-storage.js'
 import { MemorySessionStorage } from '../storage/memory-session-storage.js'
 import { resolveInside } from '../storage/paths.js'
@@ -17,10 +17,9 @@ import { createSessionId, nowIso } from './ids.js'
 import { deepCopy } from './json-text.js'
 import { silentLogger, type Logger } from './logger.js'
 import { migrateSessionEntries } from './migrate.js'
-import { classifyFile, parseFile, parseText } from './session-loader.js'
-import { isValidHeader } from './parser.js'
+import { classifyFile, parseFile } from './session-loader.js'
 import { resolveRefs, setSessionFile } from './session-lifecycle.js'
-import { SessionManager, type ManagerEnv } from './session-manager.js'
+import type { MakeManager, ManagerEnv, ManagerParts } from './manager-parts.js'
 import type { FileRecord } from './types.js'
 
 export interface ManagerOptions {
@@ -60,12 +59,12 @@ function dirFor (env: ManagerEnv, cwd: string, sessionDir: string | undefined): 
 }
 
 /** §6.2 create: a new deferred session in memory; the breadcrumb, but no session file. */
-export async function create (cwd: string, sessionDir?: string, storage?: SessionStorage, options: CreateOptions = {}): Promise<SessionManager> {
+export async function create<M extends ManagerParts> (make: MakeManager<M>, cwd: string, sessionDir?: string, storage?: SessionStorage, options: CreateOptions = {}): Promise<M> {
   assertValidCwd(cwd)
   const env = envFor(storage, options, true)
   const dir = dirFor(env, cwd, sessionDir)
   env.storage.ensureDirSync(dir)
-  const m = new SessionManager(env, cwd, dir)
+  const m = make(env, cwd, dir)
   if (options.sessionId !== undefined || options.parentSession !== undefined) m.startFresh(options.parentSession, undefined, options.sessionId)
   if (options.title !== undefined) await m.setSessionName(options.title)
   await m.breadcrumb()
@@ -73,7 +72,7 @@ export async function create (cwd: string, sessionDir?: string, storage?: Sessio
 }
 
 /** §6.2 open: learns the cwd from the file's header, then `setSessionFile(path)`. */
-export async function open (path: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
+export async function open<M extends ManagerParts> (make: MakeManager<M>, path: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<M> {
   const env = envFor(storage, options, true)
   const target = resolveInside(env.dataDir, path)
   // One streaming read serves both the cwd (from the first line) and the load.
@@ -81,34 +80,34 @@ export async function open (path: string, sessionDir?: string, storage?: Session
   const first = file.first
   const cwd = typeof first?.cwd === 'string' ? first.cwd : (options.fallbackCwd ?? process.cwd())
   const dir = sessionDir === undefined ? dirname(target) : resolveInside(env.dataDir, sessionDir)
-  const m = new SessionManager(env, cwd, dir)
+  const m = make(env, cwd, dir)
   await setSessionFile(m, target, file)
   return m
 }
 
 /** §11.3 continueRecent: the terminal's breadcrumb, else the newest session, else a new one. */
-export async function continueRecent (cwd: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
+export async function continueRecent<M extends ManagerParts> (make: MakeManager<M>, cwd: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<M> {
   assertValidCwd(cwd)
   const env = envFor(storage, options, true)
   const dir = dirFor(env, cwd, sessionDir)
   const path = await resolveContinueTarget(env.storage, { dataDir: env.dataDir, cwd, terminalId: env.terminalId, sessionDir: dir })
-  if (path === null) return await create(cwd, dir, env.storage, { ...options, blobs: env.blobs })
-  const m = new SessionManager(env, cwd, dir)
+  if (path === null) return await create(make, cwd, dir, env.storage, { ...options, blobs: env.blobs })
+  const m = make(env, cwd, dir)
   await setSessionFile(m, path)
   return m
 }
 
 /** §6.2 inMemory: never writes; ids, tree, leaf and context behave as for persisting managers. */
-export function inMemory (cwd = process.cwd(), storage: SessionStorage = new MemorySessionStorage(), options: ManagerOptions = {}): SessionManager {
+export function inMemory<M extends ManagerParts> (make: MakeManager<M>, cwd = process.cwd(), storage: SessionStorage = new MemorySessionStorage(), options: ManagerOptions = {}): M {
   const env = envFor(storage, options, false)
-  return new SessionManager(env, cwd, join(env.dataDir, 'sessions', encodeCwd(cwd)))
+  return make(env, cwd, join(env.dataDir, 'sessions', encodeCwd(cwd)))
 }
 
 /**
  * §6.2 forkFrom: a migrated copy of another session file (every branch, ids kept) as a new
  * session of `cwd`, written at once; the source is never written.
  */
-export async function forkFrom (sourcePath: string, cwd: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
+export async function forkFrom<M extends ManagerParts> (make: MakeManager<M>, sourcePath: string, cwd: string, sessionDir?: string, storage?: SessionStorage, options: ManagerOptions = {}): Promise<M> {
   assertValidCwd(cwd)
   const env = envFor(storage, options, true)
   const source = resolveInside(env.dataDir, sourcePath)
@@ -122,7 +121,7 @@ export async function forkFrom (sourcePath: string, cwd: string, sessionDir?: st
   const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd, parentSession: sourceHeader.id }
   if (typeof sourceHeader.title === 'string') header.title = sourceHeader.title
   const dir = dirFor(env, cwd, sessionDir)
-  const m = new SessionManager(env, cwd, dir)
+  const m = make(env, cwd, dir)
   m.state.replace([header, ...copy.slice(1)])
   m.sessionName = typeof header.title === 'string' ? header.title : undefined
   await resolveRefs(m)
@@ -130,46 +129,5 @@ export async function forkFrom (sourcePath: string, cwd: string, sessionDir?: st
   m.flushed = true
   await m.queue.rewrite(m.sessionFile, m.state.records)
   await m.breadcrumb()
-  return m
-}
-
-/**
- * A new session copied from `source` as `source.fork()` (every record, the leaf kept) or, with
- * `leafId`, `source.createBranchedSession(leafId)` would make it, written at once, while
- * `source` itself stays as it is: its file is never read or written here, so a deferred source
- * stays deferred. The service uses this to answer a fork with a second session.
- */
-export async function forkCopy (source: SessionManager, leafId?: string): Promise<SessionManager> {
-  if (leafId !== undefined && source.getEntry(leafId) === undefined) throw new EntryNotFound(leafId)
-  source.queue.throwIfLatched()
-  if (!source.env.persist) throw new InvalidArgument('forkCopy needs a persisting session')
-  const copy = new SessionManager(source.env, source.cwd, source.sessionDir)
-  copy.state.replace(deepCopy(source.state.records))
-  copy.state.leafId = source.state.leafId
-  copy.sessionName = source.sessionName
-  copy.sessionFile = source.sessionFile
-  // Bound to the source's path only until the operation below rebinds it; nothing is queued.
-  if (leafId === undefined) await copy.fork()
-  else await copy.createBranchedSession(leafId)
-  return copy
-}
-
-/**
- * A session that has no file yet (deferred, §8.3), from its records as JSONL `text` kept
- * elsewhere (a store several servers share): in memory, not flushed, bound to `path`, the file
- * its first flush will write.
- */
-export async function restoreUnsaved (path: string, text: string, storage: SessionStorage, options: ManagerOptions = {}): Promise<SessionManager> {
-  const env = envFor(storage, options, true)
-  const target = resolveInside(env.dataDir, path)
-  const records = parseText(text).records
-  const header = records[0]
-  if (!isValidHeader(header)) throw new Error(`unsaved session for ${target} has no valid header`)
-  const m = new SessionManager(env, typeof header.cwd === 'string' ? header.cwd : process.cwd(), dirname(target))
-  m.state.replace(records)
-  await resolveRefs(m)
-  m.sessionName = typeof header.title === 'string' ? header.title : undefined
-  m.sessionFile = target
-  m.flushed = false
   return m
 }

@@ -6,16 +6,15 @@ import { basename, join } from 'node:path'
 import { EntryNotFound, MoveDestinationExists } from '../errors.js'
 import { resolveInside } from '../storage/paths.js'
 import { assertValidCwd, encodeCwd, sessionFileName } from './cwd.js'
-import { createEntryId, createSessionId, nowIso } from './ids.js'
+import { branchedRecords, forkedRecords } from './fork-records.js'
 import { migrateSessionEntries } from './migrate.js'
 import { resolveBlobRefs } from './persist-transform.js'
 import { classifyFile, classifyParsed, setAsideCorrupt, type ParsedFile } from './session-loader.js'
-import type { SessionManager } from './session-manager.js'
-import { walkToRoot } from './tree.js'
-import type { FileRecord, SessionEntryBase } from './types.js'
+import type { ManagerParts } from './manager-parts.js'
+import type { FileRecord } from './types.js'
 
 /** Resolves a client-supplied path inside DATA_DIR or throws PATH_OUTSIDE_DATA_DIR (§2.1). */
-export function insideDataDir (m: SessionManager, path: string): string {
+export function insideDataDir (m: ManagerParts, path: string): string {
   return resolveInside(m.env.dataDir, path)
 }
 
@@ -25,7 +24,7 @@ export function insideDataDir (m: SessionManager, path: string): string {
  * breadcrumb, then load the file or create a fresh session at exactly this path.
  * `read`, when given, is the file as the caller already read it (its text, or parsed).
  */
-export async function setSessionFile (m: SessionManager, path: string, read?: string | ParsedFile): Promise<void> {
+export async function setSessionFile (m: ManagerParts, path: string, read?: string | ParsedFile): Promise<void> {
   const target = insideDataDir(m, path)
   await m.queue.closeWriter()
   const file = typeof read === 'object' ? classifyParsed(target, read) : await classifyFile(m.env.storage, target, read)
@@ -49,7 +48,7 @@ export async function setSessionFile (m: SessionManager, path: string, read?: st
  * Migrates (persisting at once when a step ran), resolves blob refs and indexes (§4.4, §5.3).
  * Only `refCandidates` can hold a ref, unless a migration changed the records.
  */
-async function loadRecords (m: SessionManager, target: string, records: FileRecord[], refCandidates: ReadonlySet<FileRecord>): Promise<void> {
+async function loadRecords (m: ManagerParts, target: string, records: FileRecord[], refCandidates: ReadonlySet<FileRecord>): Promise<void> {
   const migrated = migrateSessionEntries(records)
   if (migrated) await m.queue.rewrite(target, records)
   m.state.replace(records)
@@ -63,14 +62,14 @@ async function loadRecords (m: SessionManager, target: string, records: FileReco
  * @internal resolves the blob refs of the manager's entries in memory (§9.5); of those among
  * `only` when given, the only records that can hold one.
  */
-export async function resolveRefs (m: SessionManager, only?: ReadonlySet<FileRecord>): Promise<void> {
+export async function resolveRefs (m: ManagerParts, only?: ReadonlySet<FileRecord>): Promise<void> {
   await resolveBlobRefs(only === undefined ? m.state.entries : [...only], m.env.blobs, (hash) => {
     m.env.log.warn({ hash }, 'Blob not found for image reference')
   })
 }
 
 /** §6.3 newSession: a new, empty, deferred session in the current directory. */
-export async function newSession (m: SessionManager, options?: { parentSession?: string }): Promise<string | undefined> {
+export async function newSession (m: ManagerParts, options?: { parentSession?: string }): Promise<string | undefined> {
   await m.queue.closeWriter()
   m.queue.clearLatch()
   m.startFresh(options?.parentSession)
@@ -79,19 +78,16 @@ export async function newSession (m: SessionManager, options?: { parentSession?:
 }
 
 /** §6.3 fork: a copy of every record under a new id and path, written at once. */
-export async function fork (m: SessionManager): Promise<{ oldSessionFile: string, newSessionFile: string } | undefined> {
+export async function fork (m: ManagerParts): Promise<{ oldSessionFile: string, newSessionFile: string } | undefined> {
   if (!m.env.persist || m.sessionFile === undefined) return undefined
   await m.queue.closeWriter()
   m.queue.clearLatch()
-  const old = m.state.header
-  const id = createSessionId()
-  const timestamp = nowIso()
-  const header: FileRecord = { type: 'session', version: 3, id, title: old.title ?? m.sessionName, timestamp, cwd: m.cwd, parentSession: old.id }
-  if (header.title === undefined) delete header.title
+  const records = forkedRecords(m.state.records, m.cwd, m.state.header.title ?? m.sessionName)
+  const header = records[0] as FileRecord
   const oldSessionFile = m.sessionFile
-  const newSessionFile = join(m.sessionDir, sessionFileName(timestamp, id))
+  const newSessionFile = join(m.sessionDir, sessionFileName(header.timestamp as string, header.id as string))
   const leaf = m.state.leafId
-  m.state.replace([header, ...m.state.records.slice(1)])
+  m.state.replace(records)
   m.state.leafId = leaf
   m.sessionFile = newSessionFile
   m.flushed = true
@@ -103,29 +99,17 @@ export async function fork (m: SessionManager): Promise<{ oldSessionFile: string
  * §6.3 createBranchedSession: the path root→leafId without label entries, plus fresh label
  * entries for the kept targets that are labelled now, as a new session (new file at once).
  */
-export async function createBranchedSession (m: SessionManager, leafId: string): Promise<string | undefined> {
+export async function createBranchedSession (m: ManagerParts, leafId: string): Promise<string | undefined> {
   if (!m.state.byId.has(leafId)) throw new EntryNotFound(leafId)
   m.queue.throwIfLatched()
-  const kept: SessionEntryBase[] = walkToRoot(m.state.byId, leafId).filter((e) => e.type !== 'label')
-  const ids = new Set(kept.map((e) => e.id))
-  let parentId: string | null = kept.length > 0 ? (kept[kept.length - 1] as SessionEntryBase).id : null
-  for (const [targetId, label] of m.state.labels) {
-    if (!ids.has(targetId)) continue
-    const id = createEntryId((candidate) => ids.has(candidate))
-    ids.add(id)
-    kept.push({ type: 'label', id, parentId, timestamp: nowIso(), targetId, label })
-    parentId = id
-  }
-  const id = createSessionId()
-  const timestamp = nowIso()
   // The parent's id, as `fork` and `forkFrom` store it: never a server file path, which would
   // name where data lives and go stale when the directory moves (docs/compatibility.md).
-  const header: FileRecord = { type: 'session', version: 3, id, timestamp, cwd: m.cwd }
-  if (m.env.persist) header.parentSession = m.getSessionId()
-  m.state.replace([header, ...kept])
+  const records = branchedRecords(m.state.byId, m.state.labels, leafId, m.cwd, m.env.persist ? m.getSessionId() : undefined)
+  const header = records[0] as FileRecord
+  m.state.replace(records)
   m.sessionName = undefined
   if (!m.env.persist) return undefined
-  const path = join(m.sessionDir, sessionFileName(timestamp, id))
+  const path = join(m.sessionDir, sessionFileName(header.timestamp as string, header.id as string))
   m.sessionFile = path
   m.flushed = true
   await m.queue.rewrite(path, m.state.records)
@@ -136,7 +120,7 @@ export async function createBranchedSession (m: SessionManager, leafId: string):
  * §6.3 moveTo: the same file name under the new cwd's directory, header `cwd` updated, written
  * at once. Fails with MOVE_DESTINATION_EXISTS before changing anything.
  */
-export async function moveTo (m: SessionManager, newCwd: string): Promise<void> {
+export async function moveTo (m: ManagerParts, newCwd: string): Promise<void> {
   if (newCwd === m.cwd) return
   assertValidCwd(newCwd)
   if (!m.env.persist || m.sessionFile === undefined) {

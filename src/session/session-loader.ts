@@ -52,29 +52,35 @@ function parsed (parser: JsonlStreamParser): ParsedFile {
 }
 
 /**
- * Reads and parses `path`, a chunk at a time when the storage can (`readTextChunks`), so that a
- * large file is never held whole as text next to its records; meanwhile the heap may grow by
- * what is still to read before V8 collects (`expectLoad`). Read errors other than ENOENT
+ * Reads and parses `path` a chunk at a time (`parseChunks`). Read errors other than ENOENT
  * propagate.
  */
 export async function parseFile (storage: SessionStorage, path: string): Promise<ParsedFile> {
   try {
-    if (storage.readTextChunks === undefined) return parseText(await storage.readText(path))
-    const parser = new JsonlStreamParser()
-    const load = expectLoad(sizeOf(storage, path))
-    try {
-      for await (const chunk of readAhead(storage.readTextChunks(path))) {
-        parser.push(chunk)
-        load.read(chunk.length)
-      }
-    } finally {
-      load.done()
-    }
-    return parsed(parser)
+    return await parseChunks(storage.readTextChunks(path), sizeOf(storage, path))
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return MISSING
     throw err
   }
+}
+
+/**
+ * Parses a session's text from its pieces, so that a large session is never held whole as text
+ * next to its records; meanwhile the heap may grow by what is still to read (`size` bytes in
+ * all) before V8 collects (`expectLoad`).
+ */
+export async function parseChunks (chunks: AsyncIterable<string>, size: number): Promise<ParsedFile> {
+  const parser = new JsonlStreamParser()
+  const load = expectLoad(size)
+  try {
+    for await (const chunk of readAhead(chunks)) {
+      parser.push(chunk)
+      load.read(chunk.length)
+    }
+  } finally {
+    load.done()
+  }
+  return parsed(parser)
 }
 
 /**

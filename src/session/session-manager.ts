@@ -5,13 +5,12 @@
  * replace the session live in `session-lifecycle.ts`; the factories in `session-factories.ts`.
  */
 import { join } from 'node:path'
-import type { BlobStore } from '../blobs/types.js'
 import type { SessionStorage } from '../storage/types.js'
 import { writeBreadcrumb } from './breadcrumbs.js'
 import { sessionFileName } from './cwd.js'
 import { createSessionId, nowIso } from './ids.js'
 import { rememberJson } from './json-text.js'
-import type { Logger } from './logger.js'
+import type { ManagerEnv, ManagerParts } from './manager-parts.js'
 import { SessionModel } from './session-model.js'
 import type { FileRecord, SessionEntryBase } from './types.js'
 import { WriteQueue } from './write-queue.js'
@@ -19,22 +18,11 @@ import * as factories from './session-factories.js'
 import type { CreateOptions, ManagerOptions } from './session-factories.js'
 import * as lifecycle from './session-lifecycle.js'
 
-/** What a manager needs from its surroundings, resolved once by the factories. */
-export interface ManagerEnv {
-  /** Absolute `DATA_DIR`; every client-derived path must resolve inside it (§2.1). */
-  dataDir: string
-  storage: SessionStorage
-  blobs: BlobStore
-  log: Logger
-  /** Client-supplied terminal id; enables breadcrumbs (§11.3). */
-  terminalId?: string
-  /** False for `inMemory` managers: nothing is ever written. */
-  persist: boolean
-}
+export type { ManagerEnv }
 
 export type { NewEntryFields } from './session-model.js'
 
-export class SessionManager extends SessionModel {
+export class SessionManager extends SessionModel implements ManagerParts {
   /** @internal shared with session-lifecycle.ts and session-factories.ts */
   readonly env: ManagerEnv
   /** @internal */
@@ -54,35 +42,27 @@ export class SessionManager extends SessionModel {
 
   /** A new session in memory, deferred until its first assistant message; writes no file. */
   static create (cwd: string, sessionDir?: string, storage?: SessionStorage, options?: CreateOptions): Promise<SessionManager> {
-    return factories.create(cwd, sessionDir, storage, options)
-  }
-
-  /**
-   * A second session made from `source` the way `source.fork()` (or, with `leafId`,
-   * `createBranchedSession(leafId)`) would, leaving `source` untouched.
-   */
-  static forkCopy (source: SessionManager, leafId?: string): Promise<SessionManager> {
-    return factories.forkCopy(source, leafId)
+    return factories.create(make, cwd, sessionDir, storage, options)
   }
 
   /** Loads (migrating if needed) or creates the session file at `path` (§5.3). */
   static open (path: string, sessionDir?: string, storage?: SessionStorage, options?: ManagerOptions): Promise<SessionManager> {
-    return factories.open(path, sessionDir, storage, options)
+    return factories.open(make, path, sessionDir, storage, options)
   }
 
   /** Resumes the terminal's or the newest session of `cwd`, else starts a new one (§11.3). */
   static continueRecent (cwd: string, sessionDir?: string, storage?: SessionStorage, options?: ManagerOptions): Promise<SessionManager> {
-    return factories.continueRecent(cwd, sessionDir, storage, options)
+    return factories.continueRecent(make, cwd, sessionDir, storage, options)
   }
 
   /** A manager that never writes. */
   static inMemory (cwd?: string, storage?: SessionStorage, options?: ManagerOptions): SessionManager {
-    return factories.inMemory(cwd, storage, options)
+    return factories.inMemory(make, cwd, storage, options)
   }
 
   /** Copies another session file (all branches, ids kept) into a new session of `cwd`. */
   static forkFrom (sourcePath: string, cwd: string, sessionDir?: string, storage?: SessionStorage, options?: ManagerOptions): Promise<SessionManager> {
-    return factories.forkFrom(sourcePath, cwd, sessionDir, storage, options)
+    return factories.forkFrom(make, sourcePath, cwd, sessionDir, storage, options)
   }
 
   /** @internal use the factories above. */
@@ -188,4 +168,9 @@ function rememberText (entry: SessionEntryBase): void {
   } catch {
     // The write task makes the line itself and latches the error.
   }
+}
+
+/** How the factories make a manager of this class. */
+function make (env: ManagerEnv, cwd: string, sessionDir: string): SessionManager {
+  return new SessionManager(env, cwd, sessionDir)
 }

@@ -9,7 +9,7 @@ import { buildSessionContext } from './context.js'
 import { setOwnField } from './guards.js'
 import { nowIso } from './ids.js'
 import { SessionState, type Checkpoint } from './session-state.js'
-import { buildTree, flatTree, getChildren, isEntry, type FlatTreeNode } from './tree.js'
+import { buildTree, flatTree, getChildren, isEntry, type EntryIndex, type FlatTreeNode } from './tree.js'
 import type {
   AgentMessage, EntryType, FileRecord, SessionContext, SessionEntryBase, SessionHeader, SessionTreeNode,
 } from './types.js'
@@ -187,7 +187,7 @@ export class SessionModel {
   /** Target id → current label, in the order targets became labelled. */
   labels (): ReadonlyMap<string, string> { return this.state.labels }
   /** The id index (later duplicates win, §5.4). */
-  index (): ReadonlyMap<string, SessionEntryBase> { return this.state.byId }
+  index (): EntryIndex { return this.state.byId }
   getTree (): SessionTreeNode[] {
     return buildTree(this.state.entries, this.state.byId, this.state.labels, this.state.parentPositions())
   }

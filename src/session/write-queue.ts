@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto'
 import { basename, dirname, join } from 'node:path'
 import type { BlobStore } from '../blobs/types.js'
-import { isStale } from '../storage/storage-helpers.js'
 import type { SessionStorage, SessionStorageWriter } from '../storage/types.js'
 import { commitBatch } from '../metrics/instruments.js'
 import type { Logger } from './logger.js'
@@ -237,9 +236,7 @@ export class WriteQueue {
   #latch (err: Error): void {
     if (this.#latched !== undefined) return
     this.#latched = err
-    // A conflict with another server on a shared store is expected: the caller reloads and retries.
-    if (isStale(err)) this.#log.info({ err, sessionFile: this.#lastPath }, 'Session changed by another server; reloading it')
-    else this.#log.error({ err, sessionFile: this.#lastPath }, 'Session persistence error.')
+    this.#log.error({ err, sessionFile: this.#lastPath }, 'Session persistence error.')
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * The storage seam (SPEC.md §10): the interfaces, the disk and memory adapters and the path
- * guard. Callers pick an adapter once, through `createStorage` or, for a server (which may run on
- * PostgreSQL), `openStorage` (open-storage.ts), and never branch on which one they got.
+ * SPEC.md §10's file interface: the interfaces, the disk and memory adapters and the path
+ * guard. Callers pick an adapter once, through `createStorage`, and never branch on which one
+ * they got. A server stores its sessions through the store seam instead (store.ts, opened by
+ * `openStore` in open-store.ts), which keeps these adapters inside its disk and memory store.
  */
 import { FileSessionStorage } from './file-session-storage.js'
 import { MemorySessionStorage } from './memory-session-storage.js'
@@ -14,10 +15,7 @@ export {
 } from './memory-session-storage.js'
 export { isInside, resolveInside } from './paths.js'
 
-/**
- * Which adapter backs the sessions: the real file system, a process-local map, or PostgreSQL
- * (`PgSessionStorage`, opened through `openStorage` in open-storage.ts).
- */
+/** Which store backs a server's sessions (`STORAGE`): files, a process-local map, or PostgreSQL. */
 export type StorageKind = 'disk' | 'memory' | 'postgres'
 
 /** A fresh storage of the given kind; `memory` starts empty and is private to the returned instance. */

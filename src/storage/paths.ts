@@ -4,7 +4,8 @@
  * sibling-prefix tricks (`/data2` is not inside `/data`), but does not follow symlinks, so
  * nothing under `DATA_DIR` may be a symlink pointing out of it.
  */
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { isAbsolute, join, relative, resolve, sep } from 'node:path'
+import { DEFAULT_TENANT } from '../auth/tokens.js'
 import { PathOutsideDataDir } from '../errors.js'
 
 /**
@@ -34,4 +35,21 @@ export function resolveInside (root: string, candidate: string): string {
   const resolved = resolve(root, candidate)
   if (!isInside(root, resolved)) throw new PathOutsideDataDir(shown)
   return resolved
+}
+
+/**
+ * The storage root of `tenant` under `dataDir`: the default tenant keeps `DATA_DIR` itself,
+ * every other one `DATA_DIR/tenants/<tenant>/` with its own `sessions/`, `blobs/` and
+ * `terminal-sessions/`.
+ */
+export function tenantRoot (dataDir: string, tenant: string): string {
+  return tenant === DEFAULT_TENANT ? dataDir : join(dataDir, 'tenants', tenant)
+}
+
+/**
+ * `path` as the file system spells it: file names are UTF-8, which holds no lone surrogate, so
+ * each becomes U+FFFD (two cwds that differ only there share a directory, SPEC.md §2.2).
+ */
+export function fsPath (path: string): string {
+  return Buffer.from(path, 'utf8').toString('utf8')
 }

@@ -31,15 +31,3 @@ const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: true })
 export function decodeUtf8 (bytes: Uint8Array): string {
   return UTF8.decode(bytes)
 }
-
-/**
- * True when `err`, or an error it was caused by, is a store several processes share refusing a
- * write based on a state another process changed meanwhile (`ESTALE`): an expected conflict,
- * which the caller answers by reloading and trying again.
- */
-export function isStale (err: unknown): boolean {
-  for (let e = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === 'ESTALE') return true
-  }
-  return false
-}

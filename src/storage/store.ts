@@ -16,15 +16,18 @@
  */
 export type Version = number
 
-/** A session as listings show it (API.md "SessionInfo"); the registry computes it, the store keeps it. */
+/**
+ * A session as listings show it (API.md "SessionInfo", with `modified` as a number); the
+ * registry computes it, the store keeps it with each change and answers listings with it.
+ */
 export interface ListingItem {
   id: string
   cwd: string
   title?: string
   parentSession?: string
   created: string
-  /** ISO instant of the last stored change. */
-  modified: string
+  /** The last change, epoch ms with a fraction: two changes in one millisecond still sort in order. */
+  modifiedMs: number
   messageCount: number
   firstMessage: string
   entryCount: number
@@ -98,8 +101,17 @@ export interface LoadedSession {
   text: AsyncIterable<string>
   /** Bytes of the stored text. */
   size: number
-  saved: boolean
+  /** The last change, epoch ms. */
+  modifiedMs: number
   journal: Journal
+}
+
+/** A session's stored text, to send as it is read (an export). */
+export interface StoredText {
+  /** The text in pieces whose concatenation is the whole text; read it once. */
+  text: AsyncIterable<string>
+  /** Bytes of the text. */
+  size: number
 }
 
 /** What happened to a session since a journal's version, as `Journal` outcomes report it. */
@@ -151,12 +163,22 @@ export interface Journal {
   rewriteHeader(header: string, info: ListingItem): Promise<WriteOutcome>
   /** Replaces the whole session atomically with `lines` (a migration on load). */
   replace(lines: readonly StoredLine[], info: ListingItem): Promise<WriteOutcome>
+  /**
+   * What changed since the journal's version (moving the journal on to the newest one), or
+   * `undefined` when nothing did.
+   */
+  refresh(): Promise<Newer | undefined>
   /** Removes the session and its answers; stale when it changed since the journal's version. */
   remove(): Promise<WriteOutcome>
-  /** The answer kept for `key`, if any. */
-  answer(key: string): Promise<KeptAnswer | undefined>
   /** Releases what the journal holds (a file handle); an unsaved session on disk is forgotten. */
   close(): Promise<void>
+}
+
+/** The session a terminal last used (SPEC.md §11.3), by id. */
+export interface Breadcrumb {
+  terminalId: string
+  cwd: string
+  id: string
 }
 
 /** A change another process made (a store several processes share reports these). */
@@ -165,11 +187,20 @@ export interface StoreChange {
   id: string
   version: Version
   kind: 'created' | 'appended' | 'replaced' | 'removed'
+  /** A removed session's last listing item, when the change could carry it. */
+  item?: ListingItem
+  /**
+   * Found when the store looked again after its feed was cut (notifications sent meanwhile are
+   * lost): the session changed while nothing was heard, maybe long before `version`.
+   */
+  resync?: boolean
 }
 
 export interface SessionStore {
   /** The session `id` of `tenant`, with a journal at the version read; `undefined` when none. */
   load(tenant: string, id: string): Promise<LoadedSession | undefined>
+  /** The stored text of a saved session, `undefined` when none. */
+  read(tenant: string, id: string): Promise<StoredText | undefined>
   /**
    * Stores a new session and opens its journal.
    * @throws SessionExists when the tenant has a session of that id (saved or not).
@@ -187,6 +218,8 @@ export interface SessionStore {
   continueTarget(tenant: string, cwd: string, terminalId?: string): Promise<string | undefined>
   /** Records `id` as the session `terminalId` last used in `cwd`; best effort. */
   setBreadcrumb(tenant: string, terminalId: string, cwd: string, id: string): Promise<void>
+  /** Every breadcrumb of `tenant` that names a saved session. */
+  breadcrumbs(tenant: string): Promise<Breadcrumb[]>
   /** Every tenant that holds a session. */
   tenants(): Promise<string[]>
   /** Calls `listener` with each change another process makes; returns the stop function. */

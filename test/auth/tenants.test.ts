@@ -4,17 +4,17 @@
  * stream or blob is 404, never 403, and listings and the global event stream show only the
  * caller's tenant.
  */
+import { storeStack } from '../helpers/stack.js'
 import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Agent, request } from 'undici'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest'
 import type { App } from '../../src/app.js'
 import { Tenants, tenantRoot } from '../../src/auth/tenants.js'
 import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
-import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
+import { FileSessionStorage } from '../../src/storage/index.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { assistant, message, user } from '../http/session-helpers.js'
@@ -169,10 +169,10 @@ describe('listings and the global stream show the caller\'s tenant only', () => 
 
 describe('Tenants', () => {
   it('creates registries lazily, reports readiness of all, and closes the ones it created', async () => {
-    const storage = new MemorySessionStorage()
     const blobs = new MemoryBlobStore()
-    const registry = createRegistry({ dataDir: '/t', storage, blobs })
-    const tenants = new Tenants({ dataDir: '/t', storage, blobStores: () => new MemoryBlobStore(), defaultTenant: { registry, blobs } })
+    const { store, registry, close } = storeStack({ dataDir: '/t', blobs })
+    onTestFinished(close)
+    const tenants = new Tenants({ dataDir: '/t', store, blobStores: () => new MemoryBlobStore(), defaultTenant: { registry, blobs } })
     expect(tenants.names).toEqual(['default'])
     expect(tenants.get('default').registry).toBe(registry)
     const acmeTenant = tenants.get('acme')
@@ -182,7 +182,7 @@ describe('Tenants', () => {
     expect(() => tenants.get('../escape')).toThrow(expect.objectContaining({ code: 'SS_INVALID_ARGUMENT' }))
     await acmeTenant.registry.create({ cwd: '/x', id: 'in-acme' })
     await expect(registry.get('in-acme')).rejects.toMatchObject({ code: 'SS_SESSION_NOT_FOUND' })
-    expect(await tenants.isReady()).toBe(true)
+    expect(tenants.isReady()).toBe(true)
     await tenants.close()
     expect(await acmeTenant.registry.isReady()).toBe(false) // shut down and closed
     expect(await registry.isReady()).toBe(false) // shut down; its owner closes it

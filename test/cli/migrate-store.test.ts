@@ -3,7 +3,7 @@
  * move (the move itself: store-move.test.ts). DATA_DIR to DATA_DIR end to end, the refusal of
  * a non-empty destination, `--merge`, and a DATA_DIR moved into a database and back.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -15,6 +15,16 @@ import { createTestDatabase } from '../helpers/pg.js'
 import { cli, FIXTURES, memoryIo } from './helpers.js'
 
 const SESSION = 'pi-v1-before-compaction.jsonl'
+/** The header id of the fixture, and the other tenant's session file. */
+const FIXTURE_ID = 'ffae836b-9420-4060-ac13-7745215f90ff'
+const ACME = '{"type":"session","id":"a","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/a"}\n'
+
+/** The bytes of the session file of `id` somewhere below `dir`'s `sessions/`. */
+function sessionFile (dir: string, id: string): Buffer {
+  const found = readdirSync(join(dir, 'sessions'), { recursive: true, withFileTypes: true }).find((e) => e.isFile() && e.name.endsWith(`${id}.jsonl`))
+  if (found === undefined) throw new Error(`no file of session ${id} below ${dir}`)
+  return readFileSync(join(found.parentPath, found.name))
+}
 
 let root: string
 let from: string
@@ -27,7 +37,8 @@ beforeEach(async () => {
   mkdirSync(join(from, 'sessions', '--w--'), { recursive: true })
   copyFileSync(join(FIXTURES, SESSION), join(from, 'sessions', '--w--', SESSION))
   mkdirSync(join(from, 'tenants', 'acme', 'sessions', '--a--'), { recursive: true })
-  writeFileSync(join(from, 'tenants', 'acme', 'sessions', '--a--', 'a.jsonl'), '{"type":"session"}\n')
+  writeFileSync(join(from, 'tenants', 'acme', 'sessions', '--a--', 'a.jsonl'), ACME)
+  writeFileSync(join(from, 'sessions', '--w--', 'x.jsonl.corrupt-2026'), 'set aside: stays behind\n')
   blobHash = (await new FileBlobStore(join(from, 'tenants', 'acme', 'blobs')).put(Buffer.from('blob bytes'))).hash
 })
 afterEach(() => rmSync(root, { recursive: true, force: true }))
@@ -42,15 +53,16 @@ describe('session-store migrate --from --to', () => {
   it('moves a DATA_DIR into another, prints progress on stderr and a verified summary, and releases both locks', async () => {
     const res = await cli(['migrate', '--from', from, '--to', to])
     expect(res.code).toBe(0)
-    const size = formatBytes(readFileSync(join(FIXTURES, SESSION)).length + '{"type":"session"}\n'.length)
-    expect(res.stdout).toBe(`moved 2 session files (${size}) and 1 blob (10 B) in 2 tenants from ${from} to ${to}; verified: every file and blob matches\n`)
+    const size = formatBytes(readFileSync(join(FIXTURES, SESSION)).length + ACME.length)
+    expect(res.stdout).toBe(`moved 2 sessions (${size}) and 1 blob (10 B) in 2 tenants from ${from} to ${to}; verified: every session and blob matches\n`)
     // A line per phase at its end; at most one a second before that.
     const lines = res.stderr.split('\n')
-    for (const end of [`copying session files: 2/2, ${size}`, 'copying blobs: 1/1, 10 B', `verifying: 3/3, ${formatBytes(readFileSync(join(FIXTURES, SESSION)).length + 29)}`]) {
+    for (const end of [`copying sessions: 2/2, ${size}`, 'copying blobs: 1/1, 10 B', `verifying: 3/3, ${formatBytes(readFileSync(join(FIXTURES, SESSION)).length + ACME.length + 10)}`]) {
       expect(lines).toContain(end)
     }
-    expect(lines.every((l) => l === '' || /^(copying session files|copying blobs|verifying): \d\/\d, /.test(l))).toBe(true)
-    expect(readFileSync(join(to, 'sessions', '--w--', SESSION)).equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
+    expect(lines.every((l) => l === '' || /^(copying sessions|copying blobs|verifying): \d\/\d, /.test(l))).toBe(true)
+    expect(sessionFile(to, FIXTURE_ID).equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
+    expect(readdirSync(join(to, 'sessions'), { recursive: true }).some((name) => String(name).includes('corrupt'))).toBe(false)
     expect(readFileSync(join(to, 'tenants', 'acme', 'blobs', blobHash), 'utf8')).toBe('blob bytes')
     expect(existsSync(join(from, '.lock'))).toBe(false)
     expect(existsSync(join(to, '.lock'))).toBe(false)
@@ -60,20 +72,21 @@ describe('session-store migrate --from --to', () => {
     expect((await run(['migrate', '--from', 'from', '--to', 'to'])).code).toBe(0)
     const again = await run(['migrate', '--from', 'from', '--to', 'to'])
     expect(again.code).toBe(1)
-    expect(again.stderr).toBe(`session-store: ${to} is not empty (2 files, 1 blob); pass --merge to add to it (a file that differs is never overwritten)\n`)
+    expect(again.stderr).toBe(`session-store: ${to} is not empty (2 sessions, 1 blob); pass --merge to add to it (a session that differs is never overwritten)\n`)
     const merged = await run(['migrate', '--from', 'from', '--to', 'to', '--merge'])
     expect(merged.code).toBe(0)
-    expect(merged.stdout).toMatch(/^moved 2 session files .* in 2 tenants, 3 already there from /)
+    expect(merged.stdout).toMatch(/^moved 2 sessions .* in 2 tenants, 3 already there from /)
   })
 
-  it('exits 1 and names each file that differs when --merge meets a different file', async () => {
-    mkdirSync(join(to, 'sessions', '--w--'), { recursive: true })
-    writeFileSync(join(to, 'sessions', '--w--', SESSION), 'mine\n')
+  it('exits 1 and names each session that differs when --merge meets a different one', async () => {
+    mkdirSync(join(to, 'sessions', '--mine--'), { recursive: true })
+    const mine = `{"type":"session","id":"${FIXTURE_ID}","cwd":"/mine"}\n`
+    writeFileSync(join(to, 'sessions', '--mine--', `x_${FIXTURE_ID}.jsonl`), mine)
     const res = await run(['migrate', '--from', 'from', '--to', 'to', '--merge'])
     expect(res.code).toBe(1)
-    expect(res.stderr).toContain(`session-store: default: sessions/--w--/${SESSION}: the destination holds a different file at this path (left unchanged)\n`)
+    expect(res.stderr).toContain(`session-store: default: session ${FIXTURE_ID}: the destination holds a different session of this id (left unchanged)\n`)
     expect(res.stdout).toMatch(/verification FAILED: 2 problem\(s\)\n$/)
-    expect(readFileSync(join(to, 'sessions', '--w--', SESSION), 'utf8')).toBe('mine\n')
+    expect(sessionFile(to, FIXTURE_ID).toString('utf8')).toBe(mine)
   })
 
   it('moves a DATA_DIR into a database and back byte for byte, and refuses while a server holds the database', async () => {
@@ -81,13 +94,13 @@ describe('session-store migrate --from --to', () => {
     try {
       const there = await run(['migrate', '--from', 'from', '--to', db.url])
       expect(there.stderr.split('\n')).toContain('copying blobs: 1/1, 10 B')
-      expect(there.stdout).toMatch(/^moved 2 session files \(.+\) and 1 blob \(10 B\) in 2 tenants from .+; verified: every file and blob matches\n$/)
+      expect(there.stdout).toMatch(/^moved 2 sessions \(.+\) and 1 blob \(10 B\) in 2 tenants from .+; verified: every session and blob matches\n$/)
       expect(there.code).toBe(0)
       const back = await run(['migrate', '--from', db.url, '--to', 'back'])
       expect(back.code).toBe(0)
-      for (const file of [join('sessions', '--w--', SESSION), join('tenants', 'acme', 'sessions', '--a--', 'a.jsonl'), join('tenants', 'acme', 'blobs', blobHash)]) {
-        expect(readFileSync(join(root, 'back', file)).equals(readFileSync(join(from, file)))).toBe(true)
-      }
+      expect(sessionFile(join(root, 'back'), FIXTURE_ID).equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
+      expect(sessionFile(join(root, 'back', 'tenants', 'acme'), 'a').toString('utf8')).toBe(ACME)
+      expect(readFileSync(join(root, 'back', 'tenants', 'acme', 'blobs', blobHash), 'utf8')).toBe('blob bytes')
       const server = await acquireInstanceLock(db.url, 'server')
       try {
         const refused = await run(['migrate', '--from', 'from', '--to', db.url, '--merge'])

@@ -1,58 +1,67 @@
 /**
  * The store move behind `session-store migrate --from/--to`, in process, over the interfaces:
- * a DATA_DIR on disk to a store of MemorySessionStorage (and memory or PostgreSQL blobs) and
- * back, refusal of a non-empty destination, `--merge`, and a verification that catches a
- * destination which does not hold what was written.
+ * a DATA_DIR on disk to a memory store (with memory or PostgreSQL blobs) and back, refusal of a
+ * non-empty destination, `--merge`, and a verification that catches a destination which does
+ * not hold what was written.
  */
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, relative } from 'node:path'
+import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import { sha256Hex } from '../../src/blobs/hash.js'
 import type { BlobStore } from '../../src/blobs/types.js'
 import { Reporter } from '../../src/cli/progress.js'
 import { moveStore, type MoveResult } from '../../src/cli/store-move.js'
-import { layoutStore, type Store } from '../../src/cli/stores.js'
-import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
+import type { Store } from '../../src/cli/stores.js'
+import { FileSessionStorage } from '../../src/storage/index.js'
+import { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
 import { PgBlobStore } from '../../src/storage/postgres/pg-blob-store.js'
+import type { SessionStore } from '../../src/storage/store.js'
 import { pgAvailable, useMigratedDatabase } from '../helpers/pg.js'
 import { FIXTURES, memoryIo } from './helpers.js'
 
 const SESSION = 'pi-v1-large-session.jsonl'
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(70_000, 3)])
+const ACME = '{"type":"session","id":"ü","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x/ü"}\n{"type":"message"}\n'
 
 let root: string
 let dataDir: string
+const stores: Store[] = []
 beforeEach(() => {
-  root = mkdtempSync(join(tmpdir(), 'ss-pgmove-'))
+  root = mkdtempSync(join(tmpdir(), 'ss-move-'))
   dataDir = join(root, 'data')
 })
-afterEach(() => rmSync(root, { recursive: true, force: true }))
+afterEach(async () => {
+  for (const s of stores.splice(0)) await s.close()
+  rmSync(root, { recursive: true, force: true })
+})
 
 /** A DATA_DIR with two tenants: sessions, a breadcrumb, a set-aside file, a temp file and blobs. */
-async function seed (): Promise<void> {
+async function seed (): Promise<{ fixtureId: string }> {
   const dir = join(dataDir, 'sessions', '--w--')
   mkdirSync(dir, { recursive: true })
   copyFileSync(join(FIXTURES, SESSION), join(dir, SESSION))
-  writeFileSync(join(dir, 'a.jsonl.corrupt-2026'), 'not a session, kept anyway\n')
+  writeFileSync(join(dir, 'a.jsonl.corrupt-2026'), 'not a session, stays behind\n')
   writeFileSync(join(dir, '.a.jsonl.0123456789abcdef.tmp'), 'left by a crash')
   mkdirSync(join(dataDir, 'terminal-sessions'))
   writeFileSync(join(dataDir, 'terminal-sessions', 'term-1'), `/w\n${join(dir, SESSION)}\n`)
   const acme = join(dataDir, 'tenants', 'acme', 'sessions', '--x-ü--')
   mkdirSync(acme, { recursive: true })
-  writeFileSync(join(acme, 's.jsonl'), '{"type":"session","id":"ü","cwd":"/x/ü"}\n{"type":"message"}\n')
+  writeFileSync(join(acme, 's.jsonl'), ACME)
   await new FileBlobStore(join(dataDir, 'blobs')).put(PNG)
   await new FileBlobStore(join(dataDir, 'tenants', 'acme', 'blobs')).put(Buffer.from('acme blob'))
+  return { fixtureId: JSON.parse(readFileSync(join(FIXTURES, SESSION), 'utf8').split('\n')[0] as string).id as string }
+}
+
+function opened (store: Store): Store {
+  stores.push(store)
+  return store
 }
 
 function diskStore (dir: string): Store {
-  return layoutStore({ label: dir, storage: new FileSessionStorage(), dataDir: dir, blobs: (t) => new FileBlobStore(join(dir, t === 'default' ? '' : `tenants/${t}`, 'blobs')) })
-}
-
-/** A store over one MemorySessionStorage rooted at `/mem`, with one blob store per tenant from `blobs`. */
-function memoryStore (blobs: (tenant: string) => BlobStore = perTenant(), storage = new MemorySessionStorage()): Store & { storage: MemorySessionStorage } {
-  return layoutStore({ label: 'memory', storage, dataDir: '/mem', blobs }) as Store & { storage: MemorySessionStorage }
+  const sessions = JsonlStore.open({ dataDir: dir, storage: new FileSessionStorage() })
+  return opened({ label: dir, sessions, blobs: (t) => new FileBlobStore(join(dir, t === 'default' ? '' : `tenants/${t}`, 'blobs')), close: async () => { await sessions.close() } })
 }
 
 function perTenant (): (tenant: string) => BlobStore {
@@ -60,10 +69,17 @@ function perTenant (): (tenant: string) => BlobStore {
   return (t) => stores.get(t) ?? stores.set(t, new MemoryBlobStore()).get(t)!
 }
 
-/** Every file below `dir` except temp files, as relative path → bytes. */
-function tree (dir: string): Record<string, string> {
-  const entries = readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.startsWith('.'))
-  return Object.fromEntries(entries.map((e) => [relative(dir, join(e.parentPath, e.name)), readFileSync(join(e.parentPath, e.name), 'base64')]))
+/** A store in memory, with one blob store per tenant from `blobs`. */
+function memoryStore (blobs: (tenant: string) => BlobStore = perTenant(), sessions: SessionStore = JsonlStore.inMemory('/mem')): Store {
+  return opened({ label: 'memory', sessions, blobs, close: async () => { await sessions.close() } })
+}
+
+async function textOf (store: Store, tenant: string, id: string): Promise<string | undefined> {
+  const stored = await store.sessions.read(tenant, id)
+  if (stored === undefined) return undefined
+  let text = ''
+  for await (const chunk of stored.text) text += chunk
+  return text
 }
 
 async function move (from: Store, to: Store, merge = false, signal = new AbortController().signal): Promise<MoveResult & { stderr: string }> {
@@ -73,72 +89,66 @@ async function move (from: Store, to: Store, merge = false, signal = new AbortCo
 }
 
 describe('moveStore', () => {
-  it('copies every tenant\'s files byte for byte and every blob, leaves temp files out, and rebases breadcrumbs', async () => {
-    await seed()
+  it('copies every tenant\'s sessions byte for byte, breadcrumbs and blobs, and leaves other files behind', async () => {
+    const { fixtureId } = await seed()
     const to = memoryStore()
     const result = await move(diskStore(dataDir), to)
     expect(result.problems).toEqual([])
-    expect(result).toMatchObject({ tenants: 2, files: 4, blobs: 2, blobBytes: PNG.length + 9, alreadyThere: 0, interrupted: false })
-    const session = '/mem/sessions/--w--/' + SESSION
-    expect(Buffer.from(await to.storage.readText(session)).equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
-    expect(await to.storage.readText('/mem/terminal-sessions/term-1')).toBe(`/w\n${session}\n`)
-    expect(await to.storage.readText('/mem/tenants/acme/sessions/--x-ü--/s.jsonl')).toContain('"id":"ü"')
-    expect(await to.storage.exists('/mem/sessions/--w--/.a.jsonl.0123456789abcdef.tmp')).toBe(false)
+    expect(result).toMatchObject({ tenants: 2, files: 2, blobs: 2, blobBytes: PNG.length + 9, alreadyThere: 0, interrupted: false })
+    expect(Buffer.from(await textOf(to, 'default', fixtureId) ?? '').equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
+    expect(await textOf(to, 'acme', 'ü')).toBe(ACME)
+    expect(await to.sessions.breadcrumbs('default')).toEqual([{ terminalId: 'term-1', cwd: '/w', id: fixtureId }])
     expect(await to.blobs('default').get(sha256Hex(PNG))).toEqual(PNG)
     expect((await to.blobs('acme').get(sha256Hex(Buffer.from('acme blob'))))?.toString()).toBe('acme blob')
     expect(await to.blobs('default').has(sha256Hex(Buffer.from('acme blob')))).toBe(false)
-    expect(result.stderr).toMatch(/^copying session files: 4\/4, /m)
+    expect(result.stderr).toMatch(/^copying sessions: 2\/2, /m)
     expect(result.stderr).toMatch(/^copying blobs: 2\/2, /m)
-    expect(result.stderr).toMatch(/^verifying: 6\/6, /m)
+    expect(result.stderr).toMatch(/^verifying: 4\/4, /m)
   })
 
-  it('moving there and back gives the original DATA_DIR, file for file', async () => {
-    await seed()
+  it('moving there and back gives every session file byte for byte, and the breadcrumb names it', async () => {
+    const { fixtureId } = await seed()
     const middle = memoryStore()
     expect((await move(diskStore(dataDir), middle)).problems).toEqual([])
     const back = join(root, 'back')
     expect((await move(middle, diskStore(back))).problems).toEqual([])
-    const original = tree(dataDir)
-    original['terminal-sessions/term-1'] = Buffer.from(`/w\n${join(back, 'sessions', '--w--', SESSION)}\n`).toString('base64')
-    expect(tree(back)).toEqual(original)
+    const files = readdirSync(join(back, 'sessions'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
+    expect(files.map((e) => e.name)).toEqual([`2025-11-20T23-33-50-805Z_${fixtureId}.jsonl`])
+    const file = join(files[0]!.parentPath, files[0]!.name)
+    expect(readFileSync(file).equals(readFileSync(join(FIXTURES, SESSION)))).toBe(true)
+    expect(readFileSync(join(back, 'terminal-sessions', 'term-1'), 'utf8')).toBe(`/w\n${file}\n`)
   })
 
   it('refuses a destination that holds anything, and writes nothing to it', async () => {
     await seed()
     const to = memoryStore()
-    to.storage.writeTextSync('/mem/sessions/--y--/other.jsonl', 'x\n')
-    await expect(move(diskStore(dataDir), to)).rejects.toThrow(/memory is not empty \(1 file, 0 blobs\); pass --merge/)
-    expect(to.storage.listDirsSync('/mem/sessions')).toEqual(['/mem/sessions/--y--'])
+    await (await to.sessions.create('default', { id: 'other', lines: [{ id: null, line: '{"type":"session","id":"other","cwd":"/y"}' }], saved: true, info: { id: 'other', cwd: '/y', created: '', modifiedMs: 1, messageCount: 0, firstMessage: '', entryCount: 0 } })).close()
+    await expect(move(diskStore(dataDir), to)).rejects.toThrow(/memory is not empty \(1 session, 0 blobs\); pass --merge/)
+    expect(await to.sessions.tenants()).toEqual(['default'])
     const blobsOnly = memoryStore()
     await blobsOnly.blobs('acme').put(Buffer.from('x'))
-    await expect(move(diskStore(dataDir), blobsOnly)).rejects.toThrow(/not empty \(0 files, 1 blob\)/)
+    await expect(move(diskStore(dataDir), blobsOnly)).rejects.toThrow(/not empty \(0 sessions, 1 blob\)/)
   })
 
-  it('--merge adds to a destination, skips what it holds already and never overwrites a differing file', async () => {
+  it('--merge adds to a destination, skips what it holds already and never overwrites a differing session', async () => {
     await seed()
     const to = memoryStore()
     expect((await move(diskStore(dataDir), to)).problems).toEqual([])
-    const changed = '/mem/tenants/acme/sessions/--x-ü--/s.jsonl'
-    to.storage.writeTextSync(changed, 'changed\n')
-    to.storage.writeTextSync('/mem/sessions/--z--/extra.jsonl', 'extra\n')
+    const acme = await to.sessions.load('acme', 'ü')
+    for await (const chunk of acme?.text ?? []) void chunk // read whole
+    await acme?.journal.append({ lines: [{ id: null, line: '{"type":"message","id":"more"}' }], save: true, info: { id: 'ü', cwd: '/x/ü', created: '', modifiedMs: Date.now(), messageCount: 2, firstMessage: '', entryCount: 1 }, answers: [] })
+    await acme?.journal.close()
     const again = await move(diskStore(dataDir), to, true)
-    expect(again.alreadyThere).toBe(5)
+    expect(again.alreadyThere).toBe(3)
     expect(again.problems).toEqual([
-      'acme: sessions/--x-ü--/s.jsonl: the destination holds a different file at this path (left unchanged)',
-      expect.stringMatching(/^verify acme: sessions\/--x-ü--\/s\.jsonl: differs after the copy \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\)$/),
+      'acme: session ü: the destination holds a different session of this id (left unchanged)',
+      expect.stringMatching(/^verify acme: session ü: differs after the copy \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\)$/),
     ])
-    expect(await to.storage.readText(changed)).toBe('changed\n')
-    expect(await to.storage.readText('/mem/sessions/--z--/extra.jsonl')).toBe('extra\n')
+    expect(await textOf(to, 'acme', 'ü')).toBe(ACME + '{"type":"message","id":"more"}\n')
   })
 
   it('verification reports a destination that does not read back what was written', async () => {
-    await seed()
-    class Lossy extends MemorySessionStorage {
-      override async readText (path: string): Promise<string> {
-        const text = await super.readText(path)
-        return path.endsWith(SESSION) ? text.slice(0, -1) : text
-      }
-    }
+    const { fixtureId } = await seed()
     const good = perTenant()
     const inner = good('default')
     const badBlobs: BlobStore = { // stores the bytes reversed: under their hash, but not the right ones
@@ -147,30 +157,28 @@ describe('moveStore', () => {
       has: async (h) => await inner.has(h),
       list: () => inner.list!(),
     }
-    const to = memoryStore((t) => t === 'default' ? badBlobs : good(t), new Lossy())
+    const sessions = JsonlStore.inMemory('/mem')
+    const lossy = new Proxy(sessions, {
+      get (target, prop) {
+        if (prop !== 'read') return (Reflect.get(target, prop) as (...a: unknown[]) => unknown).bind(target)
+        return async (tenant: string, id: string) => {
+          const stored = await target.read(tenant, id)
+          if (stored === undefined || id !== fixtureId) return stored
+          let text = ''
+          for await (const chunk of stored.text) text += chunk
+          return { size: stored.size - 1, text: [text.slice(0, -1)] }
+        }
+      },
+    })
+    const to = memoryStore((t) => t === 'default' ? badBlobs : good(t), lossy)
     const result = await move(diskStore(dataDir), to)
     expect(result.problems).toEqual([
-      expect.stringMatching(new RegExp(`^verify default: sessions/--w--/${SESSION.replaceAll('.', '\\.')}: differs after the copy`)),
+      expect.stringMatching(new RegExp(`^verify default: session ${fixtureId}: differs after the copy`)),
       `verify default: blob ${sha256Hex(PNG)}: missing from the destination`,
     ])
   })
 
-  it('refuses a source file that is not valid UTF-8 (it could not be copied byte for byte) and copies the rest', async () => {
-    mkdirSync(join(dataDir, 'sessions', '--w--'), { recursive: true })
-    writeFileSync(join(dataDir, 'sessions', '--w--', 'bad.jsonl'), Buffer.from([0x7b, 0xff, 0x7d, 0x0a]))
-    writeFileSync(join(dataDir, 'sessions', '--w--', 'good.jsonl'), '{}\n')
-    const to = memoryStore()
-    const result = await move(diskStore(dataDir), to)
-    expect(result.problems).toEqual([
-      'default: sessions/--w--/bad.jsonl: not valid UTF-8, so it cannot be copied byte for byte',
-      'verify default: sessions/--w--/bad.jsonl: not valid UTF-8, so it cannot be copied byte for byte',
-      'verify default: counts: the destination holds 1 file and 0 blobs, the source 2 and 0',
-    ])
-    expect(await to.storage.exists('/mem/sessions/--w--/bad.jsonl')).toBe(false)
-    expect(await to.storage.readText('/mem/sessions/--w--/good.jsonl')).toBe('{}\n')
-  })
-
-  it('stops between files once interrupted', async () => {
+  it('stops between sessions once interrupted', async () => {
     await seed()
     const controller = new AbortController()
     controller.abort()

@@ -2,13 +2,13 @@
  * A real listening server for the client tests (buildApp via test/helpers/app.ts), over memory
  * storage or over the disk storage of a given DATA_DIR, plus message shorthands.
  */
+import { storeStack } from '../helpers/stack.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { App } from '../../src/app.js'
 import { FileBlobStore, MemoryBlobStore } from '../../src/blobs/index.js'
 import type { AgentMessage } from '../../src/client/index.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
 import { FileSessionStorage, MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
 
@@ -32,11 +32,11 @@ export async function listenTestServer (options: ServerOptions = {}): Promise<Te
   const disk = options.dataDir !== undefined
   const storage = disk ? new FileSessionStorage() : new MemorySessionStorage()
   const blobs = disk ? new FileBlobStore(join(dataDir, 'blobs')) : new MemoryBlobStore()
-  const registry = createRegistry({ dataDir, storage, blobs })
-  const app = await buildTestApp({ storage, blobs, registry, config: { dataDir, storage: disk ? 'disk' : 'memory' } })
+  const stack = storeStack({ dataDir, storage, blobs })
+  const app = await buildTestApp({ store: stack.store, blobs, registry: stack.registry, config: { dataDir, storage: disk ? 'disk' : 'memory' } })
   const baseUrl = await app.listen({ port: options.port ?? 0, host: '127.0.0.1' })
-  await registry.ready()
-  return { app, baseUrl, port: Number(new URL(baseUrl).port), close: async () => { await app.close() } }
+  await stack.store.ready()
+  return { app, baseUrl, port: Number(new URL(baseUrl).port), close: async () => { await app.close(); await stack.close() } }
 }
 
 /** A fresh temporary DATA_DIR and its removal. */

@@ -3,6 +3,7 @@
  * own session readers (`@mariozechner/pi-coding-agent` under Node, `@oh-my-pi/pi-coding-agent`
  * under Bun) run in child processes on a copy of that directory, since opening may rewrite.
  */
+import { storeStack } from '../helpers/stack.js'
 import { execFile } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,7 +13,6 @@ import { expect } from 'vitest'
 import { buildApp, type App } from '../../src/app.js'
 import { FileBlobStore } from '../../src/blobs/index.js'
 import { loadConfig } from '../../src/config.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
 import { FileSessionStorage } from '../../src/storage/index.js'
 import { OMP_DIR } from '../setup/omp-reader.js'
 
@@ -46,16 +46,15 @@ export async function startDiskServer (dataDir?: string): Promise<DiskServer> {
   }
   const parent = freshParents.get(dir)
   mkdirSync(dir, { recursive: true })
-  const storage = new FileSessionStorage()
   const blobs = new FileBlobStore(join(dir, 'blobs'))
-  const registry = createRegistry({ dataDir: dir, storage, blobs })
-  const app = await buildApp({ config: loadConfig({ STORAGE: 'disk', DATA_DIR: dir }), storage, blobs, registry, logger: false })
+  const stack = storeStack({ dataDir: dir, storage: new FileSessionStorage(), blobs })
+  const app = await buildApp({ config: loadConfig({ STORAGE: 'disk', DATA_DIR: dir }), store: stack.store, blobs, registry: stack.registry, logger: false })
   let stopped = false
   const stop = async (): Promise<void> => {
     if (stopped) return
     stopped = true
     await app.close()
-    await registry.close()
+    await stack.close()
   }
   return {
     app,

@@ -3,11 +3,10 @@
  * token file (tests/helpers/tokens.ts), listening on an ephemeral port, with the configuration
  * a test needs (a rate limit of 1, a tiny event-loop delay limit).
  */
+import { storeStack } from '../helpers/stack.js'
 import { buildApp } from '../../src/app.js'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
 import type { Config } from '../../src/config.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
-import { MemorySessionStorage } from '../../src/storage/index.js'
 import { testConfig } from '../helpers/app.js'
 import { tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 
@@ -20,10 +19,9 @@ export interface AccessServer {
 export async function startAccessServer (overrides: Partial<Config> = {}): Promise<AccessServer> {
   const tokens = await tokenFixture()
   const config = testConfig({ rateLimitMax: 0, maxEventLoopDelayMs: 0, ...overrides, authTokensFile: tokens.path })
-  const storage = new MemorySessionStorage()
   const blobs = new MemoryBlobStore()
-  const registry = createRegistry({ dataDir: config.dataDir, storage, blobs })
-  const app = await buildApp({ config, storage, blobs, registry, tokens: await tokens.load(), logger: false })
+  const stack = storeStack({ dataDir: config.dataDir, blobs })
+  const app = await buildApp({ config, store: stack.store, blobs, registry: stack.registry, tokens: await tokens.load(), logger: false })
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' })
   return {
     baseUrl,
@@ -31,7 +29,7 @@ export async function startAccessServer (overrides: Partial<Config> = {}): Promi
     close: async () => {
       app.server.closeAllConnections()
       await app.close()
-      await registry.close()
+      await stack.close()
       tokens.cleanup()
     },
   }

@@ -5,13 +5,13 @@
  * Files seeded before start give what HTTP alone cannot: a session of a version this server
  * cannot read (422), one whose reads fail (507), and one whose move destination is taken (409).
  */
+import { storeStack } from '../helpers/stack.js'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp, type App } from '../../src/app.js'
 import { FileBlobStore } from '../../src/blobs/index.js'
 import type { BlobStore } from '../../src/blobs/types.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
 import { FileSessionStorage, type SessionStorage } from '../../src/storage/index.js'
 import { testConfig } from '../helpers/app.js'
 
@@ -98,17 +98,17 @@ export async function startContractServer (): Promise<ContractServer> {
   const storage = faultyStorage(disk, faults)
   const blobs = faultyBlobs(new FileBlobStore(join(dataDir, 'blobs')), faults)
   const config = testConfig({ dataDir, storage: 'disk', bodyLimit: BODY_LIMIT })
-  const registry = createRegistry({ dataDir, storage, blobs })
-  const app: App = await buildApp({ config, storage, blobs, registry, logger: false })
+  const stack = storeStack({ dataDir, storage, blobs })
+  const app: App = await buildApp({ config, store: stack.store, blobs, registry: stack.registry, logger: false })
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' })
-  await registry.ready()
+  await stack.store.ready()
   faults.reads.add('--unreadable--')
   return {
     baseUrl,
     faults,
     close: async () => {
       await app.close()
-      await registry.close()
+      await stack.close()
       await rm(dataDir, { recursive: true, force: true })
     },
   }

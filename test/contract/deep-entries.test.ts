@@ -49,7 +49,6 @@ describe.each([DEPTH, 20_000])('a stored session with an entry nested %i levels 
     const dataDir = testConfig().dataDir
     storage.writeTextSync(join(dataDir, 'sessions', '--deep--', '2026-01-01T00-00-00-000Z_deep.jsonl'), `${HEADER}\n${userAt(depth)}\n${ASSISTANT}\n`)
     app = await buildTestApp({ storage })
-    await app.registry.ready()
   })
   afterEach(async () => { await app.close() })
 

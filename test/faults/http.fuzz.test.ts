@@ -1,22 +1,28 @@
 /**
  * Fuzzes the HTTP API with generated and mutated requests (bodies, content types, If-Match,
  * Idempotency-Key, Last-Event-ID, ids, blob hashes with traversal attempts and encoded NULs,
- * query strings) against a real listening app over FileSessionStorage. No answer may be a 5xx,
+ * query strings) against a real listening app on the disk store and on PostgreSQL, the same requests on each. No answer may be a 5xx,
  * every error is problem+json, the server stays up, and nothing is written outside DATA_DIR or
  * outside its layout. The long version is bench/faults/http-fuzz.ts. Replay with FAULT_SEED.
  */
 import { describe, expect, it } from 'vitest'
 import { buildTestApp } from '../helpers/app.js'
+import { pgAvailable } from '../helpers/pg.js'
 import { runHttpFuzz } from './support/http-fuzz.js'
 import { seedFromEnv } from './support/prng.js'
 
 const REQUESTS = 10_000
 const CONCURRENCY = 32
+/** One seed for both stores: they get the same requests. */
+const SEED = seedFromEnv()
 
-describe('HTTP API fuzz', () => {
-  it(`${REQUESTS} generated and mutated requests: no 5xx, problem+json errors, nothing outside DATA_DIR`, async () => {
-    const seed = seedFromEnv()
-    const result = await runHttpFuzz({ seed, requests: REQUESTS, concurrency: CONCURRENCY })
+describe.each([
+  { storage: 'disk' as const, run: true },
+  { storage: 'postgres' as const, run: pgAvailable },
+])('HTTP API fuzz on $storage', ({ storage, run }) => {
+  it.runIf(run)(`${REQUESTS} generated and mutated requests (the same on either store): no 5xx, problem+json errors, nothing outside DATA_DIR`, async () => {
+    const seed = SEED
+    const result = await runHttpFuzz({ seed, requests: REQUESTS, concurrency: CONCURRENCY, storage })
     const rps = Math.round(result.answered / (result.ms / 1000))
     console.log(`http fuzz: seed ${seed}, ${result.answered} answered (${result.unsent} unsent) in ${result.ms} ms, ${rps} req/s`)
     console.log(`http fuzz statuses: ${JSON.stringify(result.statuses)}`)

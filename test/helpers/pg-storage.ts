@@ -1,6 +1,6 @@
 /**
- * `TEST_STORAGE=postgres`: the session storage a test app runs on is `PgSessionStorage`, opened
- * the way a server opens it (`openStorage`: instance lock, pool, migrations, catalog), in a schema
+ * `TEST_STORAGE=postgres`: the session store a test app runs on is `PgStore`, opened the way a
+ * server opens it (`openStore`: instance lock, pool, migrations, the change feed), in a schema
  * of its own within the run's test database (test/setup/pg-database.ts), so apps never see each
  * other's rows.
  *
@@ -9,12 +9,12 @@
  * or creates one; closing the app empties every table but the migration record and frees the
  * schema for the next app, in this worker or another. A reused schema therefore holds the tables
  * of the migrations and no rows, as a fresh one does once migrated, and its migrations are checked
- * again by `openStorage`. A schema that cannot be emptied is dropped instead.
+ * again by `openStore`. A schema that cannot be emptied is dropped instead.
  */
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
 import { inject } from 'vitest'
-import { openStorage, type OpenedStorage } from '../../src/storage/open-storage.js'
+import { openStore, type OpenedStore } from '../../src/storage/open-store.js'
 import { SCHEMA_POOL_TABLE } from '../setup/pg-database.js'
 
 declare module 'vitest' {
@@ -72,12 +72,12 @@ function schemaUrl (schema: string): string {
   return url.toString()
 }
 
-/** A PostgreSQL session storage over `dataDir` with no sessions or files; `close` ends its pool and frees its schema. */
-export async function openTestPgStorage (dataDir: string): Promise<OpenedStorage> {
+/** A PostgreSQL session store with no sessions; `close` ends its pool and frees its schema. */
+export async function openTestPgStore (dataDir: string): Promise<OpenedStore> {
   const schema = await claimSchema()
-  let opened: OpenedStorage
+  let opened: OpenedStore
   try {
-    opened = await openStorage({ storage: 'postgres', dataDir, databaseUrl: schemaUrl(schema) })
+    opened = await openStore({ storage: 'postgres', dataDir, databaseUrl: schemaUrl(schema) })
   } catch (err) {
     await releaseSchema(schema)
     throw err
@@ -87,5 +87,5 @@ export async function openTestPgStorage (dataDir: string): Promise<OpenedStorage
     await opened.close()
     await releaseSchema(schema)
   }
-  return { storage: opened.storage, blobs: opened.blobs, close: async () => { closed ??= close(); await closed } }
+  return { store: opened.store, blobs: opened.blobs, close: async () => { closed ??= close(); await closed } }
 }

@@ -42,7 +42,7 @@ describe('health routes', () => {
 
   it('GET /readyz answers 503 when the registry is not ready', async () => {
     app = await buildTestApp()
-    vi.spyOn(app.registry, 'isReady').mockResolvedValue(false)
+    vi.spyOn(app.registry, 'isReady').mockReturnValue(false)
     const res = await app.inject({ method: 'GET', url: '/readyz' })
     expect(res.statusCode).toBe(503)
     expect(res.json()).toMatchObject({ code: 'SS_NOT_READY' })

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { SseClient } from '../sse-client.js'
 import { buildTestApp } from '../helpers/app.js'
+import { onPostgres } from '../helpers/pg-storage.js'
 import { append, message, persistedSession, user } from './session-helpers.js'
 
 /** The value of one sample line (`name{labels} value`) in a Prometheus exposition; 0 when absent. */
@@ -49,8 +50,9 @@ describe('GET /metrics', () => {
   it('records one commit batch per group commit once a session is persisted', async () => {
     app = await buildTestApp()
     const { session } = await persistedSession(app)
-    const count = 'ss_commit_batch_entries_count{storage="file"}'
-    const total = 'ss_commit_batch_entries_sum{storage="file"}'
+    const label = onPostgres ? 'postgres' : 'file'
+    const count = `ss_commit_batch_entries_count{storage="${label}"}`
+    const total = `ss_commit_batch_entries_sum{storage="${label}"}`
     const before = await scrape(app)
     const result = await append(app, session.header.id, { entries: [message(user('a')), message(user('b'))] })
     expect(result.persisted).toBe(true)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
-import { createRegistry, type SessionView } from '../../src/registry/session-registry.js'
+import { type SessionView } from '../../src/registry/session-registry.js'
 import { encodeCwd } from '../../src/session/cwd.js'
 import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp, testConfig } from '../helpers/app.js'
@@ -236,7 +236,7 @@ describe('507: a latched persistence error', () => {
         : undefined,
     })
     const blobs = new MemoryBlobStore()
-    app = await buildTestApp({ storage: failing, blobs, registry: createRegistry({ dataDir: DATA, storage: failing, blobs }) })
+    app = await buildTestApp({ storage: failing, blobs, config: { dataDir: DATA } })
     const bad = await persistedSession(app, '/bad')
     const good = await persistedSession(app, '/good')
     broken = bad.session.header.id

@@ -6,7 +6,7 @@
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
-import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../../src/registry/session-info.js'
+import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../../src/session/listing-item.js'
 import { buildTestApp } from '../helpers/app.js'
 import { bearer, tokenFixture, type TokenFixture } from '../helpers/tokens.js'
 import { assistant, message, user } from '../http/session-helpers.js'

@@ -5,12 +5,12 @@
  * message still saves it, and nothing acknowledged is lost. The open-session cache also evicts
  * by bytes, not only by count.
  */
-import { afterEach, describe, expect, it } from 'vitest'
+import { storeStack } from '../helpers/stack.js'
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest'
 import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
-import { createRegistry } from '../../src/registry/session-registry.js'
+import type { SessionRegistry } from '../../src/registry/session-registry.js'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
-import { MemorySessionStorage } from '../../src/storage/index.js'
 import { buildTestApp } from '../helpers/app.js'
 import { assistant, message, user } from '../http/session-helpers.js'
 import { problemOf } from '../helpers/problem.js'
@@ -85,13 +85,11 @@ describe('unsaved sessions per tenant (MAX_UNSAVED_SESSIONS)', () => {
 
 describe('open-session cache byte budget (MAX_OPEN_SESSION_BYTES)', () => {
   /** A registry on memory storage whose open sessions may hold 100 KiB. */
-  const budgetRegistry = (dataDir: string): ReturnType<typeof createRegistry> => createRegistry({
-    dataDir,
-    storage: new MemorySessionStorage(),
-    blobs: new MemoryBlobStore(),
-    maxOpenSessions: 1000,
-    limits: { maxOpenSessionBytes: 100 * 1024 },
-  })
+  const budgetRegistry = (dataDir: string): SessionRegistry => {
+    const stack = storeStack({ dataDir, blobs: new MemoryBlobStore(), maxOpenSessions: 1000, limits: { maxOpenSessionBytes: 100 * 1024 } })
+    onTestFinished(stack.close)
+    return stack.registry
+  }
 
   it('evicts saved sessions once their bytes exceed the budget, even under the count limit', async () => {
     const registry = budgetRegistry('/ss-budget')

@@ -7,7 +7,6 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSy
 import { basename, dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { SessionManager } from '../../src/session/session-manager.js'
-import type { SessionEntryBase } from '../../src/session/types.js'
 import { ids, useManagerEnv } from '../helpers/manager-env.js'
 import { assistant, user } from '../helpers/session-env.js'
 
@@ -307,7 +306,7 @@ describe('rewriteEntries (SPEC.md §6.7)', () => {
   })
 })
 
-describe('create options and forkCopy (the service side of §6.2, §6.3)', () => {
+describe('create options (the service side of §6.2)', () => {
   it('create with sessionId, parentSession and title stays deferred and writes them with the first flush', async () => {
     const m = await SessionManager.create('/work/pi', undefined, env.storage, { ...env.options, sessionId: 'my-id', parentSession: 'p', title: 'T' })
     expect(m.getSessionId()).toBe('my-id')
@@ -318,38 +317,5 @@ describe('create options and forkCopy (the service side of §6.2, §6.3)', () =>
     m.appendMessage(assistant())
     await m.flush()
     expect(env.readJsonl(m.getSessionFile()!)[0]).toMatchObject({ id: 'my-id', parentSession: 'p', title: 'T', version: 3 })
-  })
-
-  it('forkCopy of a deferred session writes only the copy: every entry, the leaf kept, parentSession = source id', async () => {
-    const source = await create()
-    const a = source.appendMessage(user('a'))
-    source.appendMessage(user('b'))
-    source.branch(a)
-    const before = source.getEntries()
-    const copy = await SessionManager.forkCopy(source)
-    expect(existsSync(source.getSessionFile()!)).toBe(false)
-    expect(source.isFlushed()).toBe(false)
-    expect(source.getEntries()).toEqual(before)
-    expect(copy.getSessionId()).not.toBe(source.getSessionId())
-    expect(copy.getLeafId()).toBe(a)
-    expect(ids(env.readJsonl(copy.getSessionFile()!).slice(1) as unknown as SessionEntryBase[])).toEqual(ids(before))
-    expect(copy.getHeader().parentSession).toBe(source.getSessionId())
-    copy.appendMessage(user('only in the copy'))
-    expect(source.getEntries()).toEqual(before)
-  })
-
-  it('forkCopy with a leaf id branches like createBranchedSession and leaves the source file byte-identical', async () => {
-    const source = await create()
-    const a = source.appendMessage(user('a'))
-    source.appendMessage(assistant('b'))
-    source.branch(a)
-    const side = source.appendMessage(user('side'))
-    await source.flush()
-    const bytes = readFileSync(source.getSessionFile()!)
-    const copy = await SessionManager.forkCopy(source, side)
-    expect(ids(copy.getEntries())).toEqual([a, side])
-    expect(copy.getHeader().parentSession).toBe(source.getSessionId())
-    expect(readFileSync(source.getSessionFile()!)).toEqual(bytes)
-    await expect(SessionManager.forkCopy(source, 'nope')).rejects.toMatchObject({ code: 'SS_ENTRY_NOT_FOUND' })
   })
 })

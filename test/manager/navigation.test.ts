@@ -5,12 +5,12 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { RegistryCore } from '../../src/registry/registry-core.js'
-import { append as registryAppend } from '../../src/registry/entry-operations.js'
 import { SessionManager } from '../../src/session/session-manager.js'
+import { SessionModel } from '../../src/session/session-model.js'
 import type { SessionEntryBase, SessionTreeNode } from '../../src/session/types.js'
 import { ids, useManagerEnv } from '../helpers/manager-env.js'
 import { assistant, user } from '../helpers/session-env.js'
+import { storeStack } from '../helpers/stack.js'
 
 const EMPTY_CONTEXT = { messages: [], thinkingLevel: 'off', models: {}, injectedTtsrRules: [], mode: 'none' }
 
@@ -129,12 +129,15 @@ describe('navigation (SPEC.md §6.5)', () => {
     mkdirSync(join(env.dataDir, 'manual'))
     copyFileSync(seed.getSessionFile()!, copy)
 
-    const core = new RegistryCore({ dataDir: env.dataDir, storage: env.storage, blobs: env.options.blobs! })
-    await core.ready
+    const stack = storeStack({ dataDir: env.dataDir, storage: env.storage, blobs: env.options.blobs! })
     const message = { role: 'user', content: 'explicit', timestamp: 1 }
-    await registryAppend(core, seed.getSessionId(), { type: 'message', message, parentId: p }, {})
-    await registryAppend(core, seed.getSessionId(), { type: 'message', message: { ...message, content: 'new root' }, parentId: null }, {})
-    const viaRegistry = await core.use(seed.getSessionId(), (slot) => slot.manager)
+    await stack.registry.append(seed.getSessionId(), { type: 'message', message, parentId: p })
+    await stack.registry.append(seed.getSessionId(), { type: 'message', message: { ...message, content: 'new root' }, parentId: null })
+    const entries = (await stack.registry.entries(seed.getSessionId(), 0, 1000)).value.entries
+    const leafId = (await stack.registry.get(seed.getSessionId())).leafId
+    const viaRegistry = new SessionModel([seed.getHeader(), ...entries])
+    viaRegistry.branch(leafId as string)
+    await stack.close()
 
     const manual = await open(copy)
     manual.branch(p)
@@ -151,7 +154,6 @@ describe('navigation (SPEC.md §6.5)', () => {
     expect(explicit.parentId).toBe(p)
     expect(ids(viaRegistry.getChildren(p)).length).toBe(2)
     expect(viaRegistry.getEntries().find((e) => textOf(e) === 'new root')!.parentId).toBeNull()
-    await viaRegistry.close()
     await manual.close()
   })
 })

@@ -5,7 +5,9 @@ import { holdsImageBlock } from '../../src/registry/append-blobs.js'
 import { computeEtag, SessionEtags } from '../../src/registry/etag.js'
 import { Mutex } from '../../src/registry/mutex.js'
 import { OpenSessions } from '../../src/registry/open-sessions.js'
-import type { SessionManager } from '../../src/session/session-manager.js'
+import { OpenSession } from '../../src/registry/open-session.js'
+import { SessionModel } from '../../src/session/session-model.js'
+import type { Journal } from '../../src/storage/store.js'
 import { createEntryId, pooledRandomBytes } from '../../src/session/ids.js'
 import { silentLogger } from '../../src/session/logger.js'
 
@@ -61,19 +63,19 @@ describe('pooledRandomBytes', () => {
 })
 
 describe('OpenSessions', () => {
-  const manager = (): SessionManager => ({ isFlushed: () => true, entryCount: () => 0, close: async () => {} }) as unknown as SessionManager
+  const journal = { saved: true, close: async () => {} } as unknown as Journal
+  const session = (id: string): OpenSession => new OpenSession(id, new SessionModel([{ type: 'session', id }]), journal, 0, 0)
 
   it('evicts the least recently used session, also after repeated use of the newest', async () => {
     const open = new OpenSessions({ max: 2, log: silentLogger, pinned: () => false })
-    const load = async () => ({ manager: manager(), modifiedMs: 0 })
-    for (const id of ['a', 'b']) open.release(await open.acquire(id, load))
+    for (const id of ['a', 'b']) open.release(await open.acquire(id, async () => session(id)))
     open.release(open.acquireLoaded('a')!) // a is now the most recent
     open.release(open.acquireLoaded('a')!)
-    open.release(await open.acquire('c', load))
+    open.release(await open.acquire('c', async () => session('c')))
     expect(open.peek('b')).toBeUndefined()
     expect(open.peek('a')?.id).toBe('a')
     open.release(open.acquireLoaded('c')!)
-    open.release(await open.acquire('d', load))
+    open.release(await open.acquire('d', async () => session('d')))
     expect(open.peek('a')).toBeUndefined()
     expect([...open.values()].map((s) => s.id)).toEqual(['c', 'd'])
   })

@@ -7,8 +7,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { LISTING_TEXT_MAX } from '../../src/registry/session-info.js'
-import { listingItemOf } from '../../src/registry/session-listing.js'
+import { LISTING_TEXT_MAX, listingItemOf } from '../../src/session/listing-item.js'
 import type { FileRecord } from '../../src/session/types.js'
 
 setFlagsFromString('--expose-gc')

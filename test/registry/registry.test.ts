@@ -1,28 +1,35 @@
 /**
- * The registry without HTTP: group commit, LRU eviction, one manager per file, the start-up
+ * The registry without HTTP: group commit, LRU eviction, one load per session, the start-up
  * index, etags across eviction and restart.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, describe, expect, it, vi, type MockInstance } from 'vitest'
 import { MemoryBlobStore } from '../../src/blobs/index.js'
-import { createRegistry, type SessionRegistry } from '../../src/registry/session-registry.js'
+import type { SessionRegistry } from '../../src/registry/session-registry.js'
 import { encodeCwd } from '../../src/session/cwd.js'
-import { SessionManager } from '../../src/session/session-manager.js'
+import type { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
+import { storeStack, type Stack } from '../helpers/stack.js'
 import { FileSessionStorage, MemorySessionStorage, type SessionStorage } from '../../src/storage/index.js'
 import { assistant, message, user } from '../http/session-helpers.js'
 import { countingStorage } from './counting-storage.js'
 
 const DATA = '/registry-test'
-const registries: SessionRegistry[] = []
+const registries: Stack[] = []
 const dirs: string[] = []
 
+const stores = new WeakMap<SessionRegistry, JsonlStore>()
+
 function registry (storage: SessionStorage = new MemorySessionStorage(), maxOpenSessions = 1000, dataDir = DATA): SessionRegistry {
-  const r = createRegistry({ dataDir, storage, blobs: new MemoryBlobStore(), maxOpenSessions })
-  registries.push(r)
-  return r
+  const stack = storeStack({ dataDir, storage, blobs: new MemoryBlobStore(), maxOpenSessions })
+  registries.push(stack)
+  stores.set(stack.registry, stack.store)
+  return stack.registry
 }
+
+/** Counts the loads of `r`'s store from now on. */
+const loads = (r: SessionRegistry): MockInstance => vi.spyOn(stores.get(r) as JsonlStore, 'load')
 
 afterEach(async () => {
   vi.restoreAllMocks()
@@ -74,7 +81,7 @@ describe('open sessions', () => {
     const r = registry(new MemorySessionStorage(), 2)
     const a = await persisted(r)
     const b = await persisted(r)
-    const open = vi.spyOn(SessionManager, 'open')
+    const open = loads(r)
     await persisted(r) // a is the least recently used: evicted
     await r.get(b)
     expect(open).not.toHaveBeenCalled()
@@ -97,7 +104,7 @@ describe('open sessions', () => {
     const r = registry(new MemorySessionStorage(), 1)
     const a = await persisted(r)
     await persisted(r)
-    const open = vi.spyOn(SessionManager, 'open')
+    const open = loads(r)
     const views = await Promise.all(Array.from({ length: 10 }, async () => await r.get(a)))
     expect(open).toHaveBeenCalledTimes(1)
     expect(new Set(views.map((v) => v.etag)).size).toBe(1)
@@ -129,10 +136,10 @@ describe('start-up index and restart', () => {
     }
     const started = performance.now()
     const r = registry(new FileSessionStorage(), 1000, dataDir)
-    await r.ready()
+    await stores.get(r)?.ready()
     const took = performance.now() - started
     expect(took).toBeLessThan(5000)
-    expect(await r.isReady()).toBe(true)
+    expect(r.isReady()).toBe(true)
     expect((await r.get('s-99-99')).header.cwd).toBe('/p99')
     const listed = await r.list({ includeEmpty: true, limit: 1000 })
     expect(listed.sessions).toHaveLength(1000)
@@ -145,6 +152,7 @@ describe('start-up index and restart', () => {
     const id = await persisted(first)
     const before = (await first.get(id)).etag
     await first.close()
+    await stores.get(first)?.close()
     const second = registry(storage)
     const after = await second.get(id)
     expect(after).toMatchObject({ entryCount: 2, persisted: true, etag: before })

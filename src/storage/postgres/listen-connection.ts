@@ -15,8 +15,11 @@ export interface ListenOptions {
   logger: Logger
   /** A notification's payload. */
   onNotification: (payload: string | undefined) => void
-  /** The connection came back after a loss (never called for the first connect). */
-  onReconnect: () => void
+  /**
+   * The connection came back after a loss (never called for the first connect); `lostAt` is
+   * when the loss was noticed, epoch ms.
+   */
+  onReconnect: (lostAt: number) => void
 }
 
 export class ListenConnection {
@@ -25,6 +28,8 @@ export class ListenConnection {
   #closed = false
   #delay: number
   #connecting: Promise<void> | undefined
+  /** When the connection was last lost, epoch ms. */
+  #lostAt = 0
   /** Connections made so far (1 after start, +1 per reconnect). */
   connections = 0
 
@@ -70,10 +75,11 @@ export class ListenConnection {
       this.connections++
       client.on('notification', (msg) => { this.#options.onNotification(msg.payload) })
       client.once('end', () => {
+        this.#lostAt = Date.now()
         if (this.#client === client) this.#client = undefined
         if (!this.#closed) void this.connect()
       })
-      if (this.connections > 1) this.#options.onReconnect()
+      if (this.connections > 1) this.#options.onReconnect(this.#lostAt)
       return
     }
   }

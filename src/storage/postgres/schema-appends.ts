@@ -2,7 +2,7 @@
  * Migrations of the group commit's statement (`ss_append_files`, first made by migration 6 in
  * schema.ts), kept apart from the tables' so that each file stays readable.
  */
-import type { Migration } from './schema.js'
+import type { Migration } from './migration.js'
 
 export const APPEND_MIGRATIONS: readonly Migration[] = [
   {

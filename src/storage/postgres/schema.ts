@@ -7,13 +7,11 @@
  * session file holds it (without the newline), and `ss_sessions.header` the header line, so an
  * export is the header line and the entry lines in `seq` order, byte for byte the disk file.
  */
+import type { Migration } from './migration.js'
 import { APPEND_MIGRATIONS } from './schema-appends.js'
+import { LOG_MIGRATIONS } from './schema-log.js'
 
-export interface Migration {
-  version: number
-  name: string
-  sql: string
-}
+export type { Migration }
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -293,4 +291,5 @@ ALTER TABLE ss_idempotency_keys ALTER COLUMN response DROP NOT NULL,
 `,
   },
   ...APPEND_MIGRATIONS,
+  ...LOG_MIGRATIONS,
 ]

@@ -17,6 +17,9 @@ import { loadConfig } from '../../../src/config.js'
 import { acquireLock } from '../../../src/lock-file.js'
 import { createRegistry } from '../../../src/registry/session-registry.js'
 import { FileSessionStorage } from '../../../src/storage/index.js'
+import { JsonlStore } from '../../../src/storage/jsonl/jsonl-store.js'
+import { openStore, type OpenedStore } from '../../../src/storage/open-store.js'
+import { createTestDatabase, type TestDatabase } from '../../helpers/pg.js'
 import { RequestMaker, type FuzzRequest, type FuzzState } from './fuzz-requests.js'
 import { makePools } from './fuzz-values.js'
 import { createRng } from './prng.js'
@@ -30,6 +33,8 @@ export interface HttpFuzzOptions {
   skip?: string[]
   /** Stops sending new requests after this long, even before `requests` were sent. */
   maxMs?: number
+  /** The store the app runs on (default `disk`); `postgres` in a database of the run's own. */
+  storage?: 'disk' | 'postgres'
 }
 
 export interface HttpFuzzResult {
@@ -79,6 +84,7 @@ export function layoutViolations (dataDir: string): string[] {
   for (const top of entries(dataDir)) {
     const p = join(dataDir, top.name)
     if (top.name === '.lock' && top.isFile()) continue
+    if (top.name === '.session-store' && top.isDirectory()) continue // the store's index of the files
     if (!['sessions', 'blobs', 'terminal-sessions'].includes(top.name) || !top.isDirectory()) { bad.push(p); continue }
     for (const child of entries(p)) {
       const c = join(p, child.name)
@@ -182,10 +188,14 @@ export async function runHttpFuzz (options: HttpFuzzOptions): Promise<HttpFuzzRe
   const serverErrors: string[] = []
   const logger = pino({ level: 'error' }, { write: (line: string) => { serverErrors.push(line.slice(0, 500)) } })
   const lock = await acquireLock(join(dataDir, '.lock'))
-  const storage = new FileSessionStorage()
-  const blobs = new FileBlobStore(join(dataDir, 'blobs'))
-  const registry = createRegistry({ dataDir, storage, blobs, logger })
-  const app = await buildApp({ config: loadConfig({ STORAGE: 'disk', DATA_DIR: dataDir }), storage, blobs, registry, logger })
+  const db: TestDatabase | undefined = options.storage === 'postgres' ? await createTestDatabase() : undefined
+  const opened: OpenedStore = db === undefined
+    ? { store: JsonlStore.open({ dataDir, storage: new FileSessionStorage(), logger }), blobs: () => new FileBlobStore(join(dataDir, 'blobs')), close: async () => {} }
+    : await openStore({ storage: 'postgres', dataDir, databaseUrl: db.url }, logger)
+  const blobs = opened.blobs(dataDir, 'default')
+  const registry = createRegistry({ tenant: 'default', dataDir, store: opened.store, blobs, logger })
+  const config = loadConfig({ STORAGE: options.storage ?? 'disk', DATA_DIR: dataDir, DATABASE_URL: db?.url })
+  const app = await buildApp({ config, store: opened.store, blobs, blobStores: opened.blobs, registry, logger })
   const base = await app.listen({ host: '127.0.0.1', port: 0 })
   const agent = new Agent({ connections: options.concurrency, headersTimeout: 30_000, bodyTimeout: 30_000 })
 
@@ -228,6 +238,9 @@ export async function runHttpFuzz (options: HttpFuzzOptions): Promise<HttpFuzzRe
     await agent.destroy()
     await app.close()
     await registry.close().catch((err: unknown) => problem(`registry close failed: ${String(err)}`))
+    await opened.store.close()
+    await opened.close()
+    await db?.drop()
     await lock.release()
   }
 

@@ -1,7 +1,9 @@
 import type pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { migrate } from '../../../src/storage/postgres/migrate.js'
+import { upgradeLegacy } from '../../../src/storage/postgres/pg-upgrade.js'
 import { createPool } from '../../../src/storage/postgres/pool.js'
+import { silentLogger } from '../../../src/session/logger.js'
 import { MIGRATIONS } from '../../../src/storage/postgres/schema.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
 
@@ -22,10 +24,14 @@ describe.runIf(pgAvailable)('PostgreSQL schema migrations', () => {
   it('applies every migration once, even when two servers start at the same moment', async () => {
     const [a, b] = await Promise.all([migrate(pool()), migrate(pool())])
     expect([...a.applied, ...b.applied].sort((x, y) => x - y)).toEqual(MIGRATIONS.map((m) => m.version))
-    const { rows } = await pool().query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1")
-    expect(rows.map((r: { table_name: string }) => r.table_name)).toEqual([
-      'ss_blobs', 'ss_breadcrumbs', 'ss_entries', 'ss_files', 'ss_idempotency_keys', 'ss_schema_migrations', 'ss_sessions',
+    // The rows of the earlier layout wait in two tables until a server moves them over (pg-upgrade.ts).
+    const tables = async (): Promise<string[]> => (await pool().query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"))
+      .rows.map((r: { table_name: string }) => r.table_name)
+    expect(await tables()).toEqual([
+      'ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_legacy_files', 'ss_legacy_sessions', 'ss_lines', 'ss_schema_migrations', 'ss_sessions',
     ])
+    await upgradeLegacy(pool(), '/data', silentLogger)
+    expect(await tables()).toEqual(['ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_lines', 'ss_schema_migrations', 'ss_sessions'])
   })
 
   it('is idempotent: a later start applies nothing', async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { App } from '../../../src/app.js'
-import { openStorage, type OpenedStorage } from '../../../src/storage/open-storage.js'
+import { openStore, type OpenedStore } from '../../../src/storage/open-store.js'
 import { acquireInstanceLock } from '../../../src/storage/postgres/instance-lock.js'
 import { buildDiskTestApp, buildTestApp } from '../../helpers/app.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
@@ -70,8 +70,8 @@ describe.runIf(pgAvailable)('STORAGE=postgres across a restart', () => {
 
   async function withPgApp<T> (fn: (app: App) => Promise<T>): Promise<T> {
     const dataDir = freshDir()
-    const opened: OpenedStorage = await openStorage({ storage: 'postgres', dataDir, databaseUrl: db.url })
-    const app = await buildTestApp({ config: { dataDir }, storage: opened.storage })
+    const opened: OpenedStore = await openStore({ storage: 'postgres', dataDir, databaseUrl: db.url })
+    const app = await buildTestApp({ config: { dataDir }, store: opened.store })
     try {
       return await fn(app)
     } finally {
@@ -99,9 +99,9 @@ describe.runIf(pgAvailable)('STORAGE=postgres across a restart', () => {
   })
 
   it('opens a second server beside the first, and keeps a store migration out while either runs', async () => {
-    const first = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
+    const first = await openStore({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
     try {
-      const second = await openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
+      const second = await openStore({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url })
       try {
         await expect(acquireInstanceLock(db.url, 'migration'))
           .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('DATABASE_URL: another session-store server') })
@@ -114,7 +114,7 @@ describe.runIf(pgAvailable)('STORAGE=postgres across a restart', () => {
     }
     const migration = await acquireInstanceLock(db.url, 'migration')
     try {
-      await expect(openStorage({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url }))
+      await expect(openStore({ storage: 'postgres', dataDir: freshDir(), databaseUrl: db.url }))
         .rejects.toMatchObject({ code: 'SS_INVALID_CONFIG', message: expect.stringContaining('a store migration is running') })
     } finally {
       await migration.release()

@@ -25,8 +25,9 @@ describe.runIf(pgAvailable)('dashboards across servers', () => {
       const id = created.body.header.id as string
       const entries = `/v1/sessions/${id}/entries`
       expect((await call(a.baseUrl, 'POST', entries, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
-      await dashboard.waitFor(() => told(id).length >= 1)
-      expect(told(id)[0]).toMatchObject({ event: 'session-created', info: { id, messageCount: 2 } })
+      await dashboard.waitFor(() => told(id).some((e) => e.info.messageCount === 2))
+      expect(told(id)[0]).toMatchObject({ event: 'session-created', info: { id } })
+      expect(told(id).at(-1)).toMatchObject({ info: { id, messageCount: 2 } })
 
       expect((await call(a.baseUrl, 'POST', entries, message(user('more')))).status).toBe(201)
       await dashboard.waitFor(() => told(id).some((e) => e.event === 'session-updated' && e.info.messageCount === 3))

@@ -1,11 +1,9 @@
 /**
  * Two server processes on one database (STORAGE=postgres) given one Idempotency-Key at the same
- * moment: the key is claimed in the database before the append, so exactly one of the two
- * attempts appends and the other answers the first answer again (`Idempotent-Replayed: true`).
- * Another body with the key is refused at once, even while the first attempt is in flight; a
- * failed attempt frees its key; a claim left by a server killed while it appended is taken over
- * once it has gone stale; the answer is kept in the transaction that stores the entries, so a
- * server killed before it could keep it leaves them unstored, never stored without an answer.
+ * moment: the answer is kept in the transaction that stores the entries, and an append whose key
+ * is answered already stores nothing, so exactly one of the two attempts appends and the other
+ * answers the first answer again (`Idempotent-Replayed: true`), or 422 for another body. A failed
+ * attempt keeps nothing, and neither does a server killed before its append committed.
  */
 import pg from 'pg'
 import { describe, expect, it } from 'vitest'
@@ -40,10 +38,7 @@ function expectOneApplied (answers: Answer[]): void {
   expect(answers[1]?.etag).toBe(answers[0]?.etag)
 }
 
-/**
- * A lock held by a connection of the test, so that statements that need it wait in the
- * database until `release`: a session's row (its appends wait) or the writes to a table.
- */
+/** A session row's lock held by a connection of the test: its appends wait in the database until `release`. */
 class HeldLock {
   readonly client: pg.Client
   private constructor (client: pg.Client) { this.client = client }
@@ -72,12 +67,6 @@ class HeldLock {
 
   async terminateWaiters (): Promise<void> {
     for (const pid of await this.waiters()) await this.client.query('SELECT pg_terminate_backend($1)', [pid])
-  }
-
-  /** The database connections waiting for this one (for a lock it holds). */
-  async blocked (): Promise<number[]> {
-    const { rows } = await this.client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))')
-    return rows.map((r) => r.pid)
   }
 
   async release (): Promise<void> { await this.client.query('ROLLBACK') }
@@ -117,41 +106,44 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
     for (const id of ids) expect(await contents(servers.b.baseUrl, id)).toEqual(appended(ROUNDS))
   })
 
-  it('appends once when both attempts are in before either writes its key', async () => {
+  it('appends once when both attempts wait for the session together', async () => {
     const ids = await sessionsOnBoth('/work/idem-held')
     for (let round = 0; round < 2; round++) {
-      // Writes of keys wait until both attempts of every pair write theirs.
-      const lock = await HeldLock.take(servers.db.url, 'LOCK TABLE ss_idempotency_keys IN SHARE MODE')
+      // Every append of the round waits for its session's row until all of them are in.
+      const locks = await Promise.all(ids.map(async (id) => await lockRow(servers.db.url, id)))
       try {
         const pairs = sendPairs(ids, round)
-        await lock.waitForWaiters(2 * ids.length, 'ss_idempotency_keys')
-        await lock.release()
+        // Each server commits its appends in groups of sessions: at least one statement each waits.
+        await locks[0]?.waitForWaiters(2)
+        await new Promise((resolve) => setTimeout(resolve, 300))
+        for (const lock of locks) await lock.release()
         for (const pair of await pairs) expectOneApplied(pair)
       } finally {
-        await lock.end()
+        for (const lock of locks) await lock.end()
       }
     }
     for (const id of ids) expect(await contents(servers.b.baseUrl, id)).toEqual(appended(2))
   })
 
-  it('the same key with another body is 422 on the other server while the first attempt is in flight', async () => {
+  it('the same key with another body at the same moment: one appends, the other is 422', async () => {
     const id = await savedSession(servers.a.baseUrl, '/work/idem-other')
     const lock = await lockRow(servers.db.url, id)
+    let answers: Answer[]
     try {
       const headers = { 'idempotency-key': 'other-1' }
-      const first = call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('first')), headers)
-      await lock.waitForWaiters(1)
-      const other = call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('second')), headers)
-      // Answered while the first attempt still waits (it would be 422 after it, too).
-      const waiting = new Promise<undefined>((resolve) => setTimeout(resolve, 10_000))
-      const answered = await Promise.race([other, waiting])
+      const both = Promise.all([
+        call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('first')), headers),
+        call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('second')), headers),
+      ])
+      await lock.waitForWaiters(2)
       await lock.release()
-      expect(answered?.status).toBe(422)
-      expect((await first).status).toBe(201)
+      answers = await both
     } finally {
       await lock.end()
     }
-    expect(await contents(servers.b.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'first'])
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 422])
+    const winner = answers[0]?.status === 201 ? 'first' : 'second'
+    expect(await contents(servers.b.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], winner])
   })
 
   it('a failed attempt keeps nothing: a retry with the key through the other server appends', async () => {
@@ -168,43 +160,7 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
     expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'after a failure'])
   })
 
-  it('a server killed while it kept its answer leaves the entries unstored: a retry applies them once', async () => {
-    const id = await savedSession(servers.a.baseUrl, '/work/idem-kept')
-    const c = await servers.start()
-    const body = message(user('kept once'))
-    const headers = { 'idempotency-key': 'kept-1' }
-    // C claims the key, then its append waits for the session's row.
-    const row = await lockRow(servers.db.url, id)
-    let key: HeldLock | undefined
-    try {
-      void call(c.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).catch(() => {})
-      await row.waitForWaiters(1)
-      // Now the claim's row is locked too, and the append goes on until it has to write the answer there.
-      key = await HeldLock.take(servers.db.url, "SELECT 1 FROM ss_idempotency_keys WHERE key = 'kept-1' FOR UPDATE")
-      await row.release()
-      for (let tries = 0; (await key.blocked()).length === 0; tries++) {
-        if (tries > 400) throw new Error('the append never came to write its answer')
-        await new Promise((resolve) => setTimeout(resolve, 25))
-      }
-      c.child.kill('SIGKILL')
-      await c.exited
-      for (const pid of await key.blocked()) await key.client.query('SELECT pg_terminate_backend($1)', [pid])
-      await key.release()
-      await key.client.query("UPDATE ss_idempotency_keys SET claimed_at = claimed_at - interval '1 hour' WHERE key = 'kept-1'")
-      const retry = await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
-      expect(retry.status).toBe(201)
-      expect(await contents(servers.a.baseUrl, id)).toEqual(['q', [{ type: 'text', text: 'a' }], 'kept once'])
-      const again = await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
-      expect(again.headers['idempotent-replayed']).toBe('true')
-      expect(JSON.stringify(again.body)).toBe(JSON.stringify(retry.body))
-    } finally {
-      await row.end()
-      await key?.end()
-      if (c.child.exitCode === null && c.child.signalCode === null) { c.child.kill('SIGKILL'); await c.exited }
-    }
-  })
-
-  it('a key claimed by a server killed while it appended is applied once by a retry', async () => {
+  it('a server killed while its append waited stored nothing: a retry through another server applies it once', async () => {
     const id = await savedSession(servers.a.baseUrl, '/work/idem-killed')
     const c = await servers.start()
     const lock = await lockRow(servers.db.url, id)
@@ -218,17 +174,9 @@ describe.runIf(pgAvailable)('one Idempotency-Key sent to two servers at once', (
       // Its connection is cut, as a dead host's would be, before its append could go through.
       await lock.terminateWaiters()
       await lock.release()
-      const claims = async (): Promise<unknown[]> => (await lock.client.query(
-        "SELECT response FROM ss_idempotency_keys WHERE key = 'killed-1'")).rows.map((r) => r.response)
-      expect(await claims()).toEqual([null])
-      // A retry waits while the claim is fresh, and appends once it has gone stale (aged here
-      // rather than waited for).
-      let answered = false
-      const retrying = call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers).finally(() => { answered = true })
-      await new Promise((resolve) => setTimeout(resolve, 1000))
-      expect(answered).toBe(false)
-      await lock.client.query("UPDATE ss_idempotency_keys SET claimed_at = claimed_at - interval '1 hour' WHERE key = 'killed-1'")
-      const retry = await retrying
+      const answers = await lock.client.query("SELECT answer FROM ss_answers WHERE key = 'killed-1'")
+      expect(answers.rows).toEqual([])
+      const retry = await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)
       expect(retry.status).toBe(201)
       expect(retry.headers['idempotent-replayed']).toBeUndefined()
       const again = await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, body, headers)

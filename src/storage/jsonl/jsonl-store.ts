@@ -1,0 +1,260 @@
+/**
+ * The store of `STORAGE=disk` and `STORAGE=memory`: SPEC.md's JSONL files through a
+ * `SessionStorage` (§10: the real file system, or a map in memory), laid out as SPEC.md §2 says,
+ * one root per tenant (`DATA_DIR`, `DATA_DIR/tenants/<tenant>`), plus the index that answers
+ * listings and lookups (listing-index.ts: a SQLite file in `DATA_DIR/.session-store/`, or one in
+ * memory), checked against the files at start (reconcile.ts). One process owns a DATA_DIR.
+ */
+import { basename, dirname, join, relative, resolve } from 'node:path'
+import { SessionExists } from '../../errors.js'
+import { readBreadcrumb, writeBreadcrumb } from '../../session/breadcrumbs.js'
+import { encodeCwd, sessionFileName } from '../../session/cwd.js'
+import { findMovedSessionFile } from '../../session/agent-dirs.js'
+import { nowIso } from '../../session/ids.js'
+import { silentLogger, type Logger } from '../../session/logger.js'
+import { writeAtomically } from '../../session/write-queue.js'
+import { fsPath, tenantRoot } from '../paths.js'
+import { headerOf, SessionPrefix, textOf } from '../session-head.js'
+import type {
+  Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, StoredText,
+} from '../store.js'
+import { MemorySessionStorage } from '../memory-session-storage.js'
+import type { SessionStorage } from '../types.js'
+import { JsonlJournal, type JournalContext } from './jsonl-journal.js'
+import { ListingIndex, type IndexRow } from './listing-index.js'
+import { reconcile, tenantRoots } from './reconcile.js'
+
+export interface JsonlStoreOptions {
+  /** `DATA_DIR`, resolved against the working directory. */
+  dataDir: string
+  storage: SessionStorage
+  /** The index file, or `:memory:`; default `DATA_DIR/.session-store/index.sqlite`. */
+  indexFile?: string
+  logger?: Logger
+}
+
+/** A header timestamp usable in a file name (SPEC.md §2.3); anything else is replaced by now. */
+const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z$/
+
+/** Characters of a file's start kept for its display name: at least `PREFIX_READ_BYTES` bytes. */
+const PREFIX_CHARS = 8192
+
+const keyOf = (tenant: string, id: string): string => `${tenant}\n${id}`
+
+export class JsonlStore implements SessionStore {
+  readonly #dataDir: string
+  readonly #storage: SessionStorage
+  readonly #index: ListingIndex
+  readonly #log: Logger
+  readonly #ctx: JournalContext
+  /** Open journals; an unsaved session lives in its journal only. */
+  readonly #open = new Map<string, JsonlJournal>()
+  /** Ids being created now. */
+  readonly #creating = new Set<string>()
+  #version: number
+  /** Resolves once the index was checked against the files. */
+  readonly #reconciled: Promise<void>
+  #checked = false
+  #probes = 0
+
+  static open (options: JsonlStoreOptions): JsonlStore {
+    return new JsonlStore(options)
+  }
+
+  /** A store kept in memory (`STORAGE=memory`, tests): over `storage`, a fresh map by default, with its index in memory. */
+  static inMemory (dataDir: string, storage: SessionStorage = new MemorySessionStorage(), logger?: Logger): JsonlStore {
+    return new JsonlStore({ dataDir, storage, indexFile: ':memory:', logger })
+  }
+
+  private constructor (options: JsonlStoreOptions) {
+    this.#dataDir = resolve(options.dataDir)
+    this.#storage = options.storage
+    this.#log = options.logger ?? silentLogger
+    const file = options.indexFile ?? join(this.#dataDir, '.session-store', 'index.sqlite')
+    if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
+    this.#index = ListingIndex.open(file).index
+    this.#index.dropUnsaved()
+    this.#version = this.#index.maxVersion()
+    this.#ctx = {
+      storage: this.#storage,
+      index: this.#index,
+      log: this.#log,
+      nextVersion: () => ++this.#version,
+      abs: (rel) => join(this.#dataDir, rel),
+      rel: (path) => fsPath(relative(this.#dataDir, path)),
+      dirOf: (tenant, cwd) => join(tenantRoot(this.#dataDir, tenant), 'sessions', encodeCwd(cwd)),
+      forget: (journal) => {
+        const key = keyOf(journal.tenant, journal.id)
+        if (this.#open.get(key) === journal) this.#open.delete(key)
+      },
+    }
+    this.#reconciled = reconcile({ ...this.#ctx, dataDir: this.#dataDir })
+      .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
+      .finally(() => { this.#checked = true })
+  }
+
+  /** Resolves once the index was checked against the files (start-up). */
+  async ready (): Promise<void> { await this.#reconciled }
+
+  async load (tenant: string, id: string): Promise<LoadedSession | undefined> {
+    const row = await this.#saved(tenant, id)
+    if (row === undefined || this.#open.has(keyOf(tenant, id))) return undefined
+    const path = this.#ctx.abs(row.path)
+    const size = this.#storage.statSync(path).size
+    const journal = new JsonlJournal(this.#ctx, { ...row, size }, new SessionPrefix('', path), undefined, false)
+    this.#open.set(keyOf(tenant, id), journal)
+    return { text: this.#capture(path, journal), size, modifiedMs: row.modified, journal }
+  }
+
+  async read (tenant: string, id: string): Promise<StoredText | undefined> {
+    const row = await this.#saved(tenant, id)
+    if (row === undefined) return undefined
+    const path = this.#ctx.abs(row.path)
+    return { size: this.#storage.statSync(path).size, text: this.#storage.readTextChunks(path) }
+  }
+
+  async create (tenant: string, session: NewSession): Promise<Journal> {
+    const key = keyOf(tenant, session.id)
+    if (this.#creating.has(key)) throw new SessionExists(session.id)
+    this.#creating.add(key)
+    try {
+      if (this.#index.get(tenant, session.id) === undefined && !this.#checked) await this.#reconciled
+      if (this.#index.get(tenant, session.id) !== undefined) throw new SessionExists(session.id)
+      const lines = session.lines.map((l) => l.line)
+      const header = headerOf(lines) ?? {}
+      const stamp = typeof header.timestamp === 'string' && ISO_RE.test(header.timestamp) ? header.timestamp : nowIso()
+      const path = fsPath(join(this.#ctx.dirOf(tenant, session.info.cwd), sessionFileName(stamp, session.id)))
+      if (this.#storage.existsSync(path)) throw new SessionExists(session.id)
+      // SPEC.md §6.2: the session directory is made at once, even for a session with no file yet.
+      this.#storage.ensureDirSync(dirname(path))
+      const text = textOf(lines, session.torn)
+      if (session.saved) await writeAtomically(this.#storage, path, text)
+      const row: IndexRow = {
+        tenant,
+        id: session.id,
+        path: this.#ctx.rel(path),
+        saved: session.saved,
+        version: this.#ctx.nextVersion(),
+        modified: session.info.modifiedMs,
+        item: session.info,
+        recent: '',
+        size: Buffer.byteLength(text, 'utf8'),
+        checked: Date.now(),
+      }
+      const prefix = new SessionPrefix(text.slice(0, PREFIX_CHARS), path)
+      row.recent = prefix.name()
+      this.#index.put(row)
+      const journal = new JsonlJournal(this.#ctx, row, prefix, session.saved ? undefined : lines, session.torn === true)
+      this.#open.set(key, journal)
+      return journal
+    } finally {
+      this.#creating.delete(key)
+    }
+  }
+
+  async list (tenant: string, query: ListQuery): Promise<ListPage> {
+    if (!this.#checked) await this.#reconciled
+    return this.#index.list(tenant, query)
+  }
+
+  async info (tenant: string, id: string): Promise<ListingItem | undefined> {
+    if (!this.#checked) await this.#reconciled
+    return this.#index.get(tenant, id)?.item
+  }
+
+  async recent (tenant: string, cwd: string, limit: number): Promise<RecentItem[]> {
+    if (!this.#checked) await this.#reconciled
+    return this.#index.recent(tenant, cwd, limit, false)
+  }
+
+  async continueTarget (tenant: string, cwd: string, terminalId?: string): Promise<string | undefined> {
+    if (!this.#checked) await this.#reconciled
+    if (terminalId !== undefined) {
+      const crumb = await readBreadcrumb(this.#storage, tenantRoot(this.#dataDir, tenant), terminalId)
+      if (crumb !== null && crumb.cwd === cwd) {
+        const rel = this.#ctx.rel(resolve(crumb.sessionFile))
+        const row = this.#index.byPath(rel).find((r) => r.tenant === tenant && r.saved)
+        if (row !== undefined && this.#storage.existsSync(this.#ctx.abs(row.path))) return row.id
+      }
+    }
+    return this.#index.recent(tenant, cwd, 1, true)[0]?.id
+  }
+
+  async setBreadcrumb (tenant: string, terminalId: string, cwd: string, id: string): Promise<void> {
+    const row = this.#index.get(tenant, id)
+    if (row === undefined) return
+    await writeBreadcrumb(this.#storage, tenantRoot(this.#dataDir, tenant), terminalId, cwd, this.#ctx.abs(row.path), this.#log)
+  }
+
+  async breadcrumbs (tenant: string): Promise<Breadcrumb[]> {
+    const root = tenantRoot(this.#dataDir, tenant)
+    const found: Breadcrumb[] = []
+    for (const path of this.#storage.listFilesSync(join(root, 'terminal-sessions'), '*')) {
+      const terminalId = basename(path)
+      if (terminalId.startsWith('.')) continue
+      const crumb = await readBreadcrumb(this.#storage, root, terminalId).catch(() => null)
+      const row = crumb === null ? undefined : this.#index.byPath(this.#ctx.rel(resolve(crumb.sessionFile))).find((r) => r.tenant === tenant && r.saved)
+      if (crumb !== null && row !== undefined) found.push({ terminalId, cwd: crumb.cwd, id: row.id })
+    }
+    return found
+  }
+
+  async tenants (): Promise<string[]> {
+    await this.#reconciled
+    const names = new Set([...this.#index.tenants(), ...tenantRoots(this.#storage, this.#dataDir).map((r) => r.tenant)])
+    return [...names].sort()
+  }
+
+  follow (): () => void {
+    return () => {} // one process owns the files: no other process changes them
+  }
+
+  async writable (): Promise<boolean> {
+    const probe = join(this.#dataDir, `.readyz-${process.pid}-${++this.#probes}`)
+    try {
+      await this.#storage.writeText(probe, '')
+      await this.#storage.unlink(probe)
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.#reconciled
+    await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
+    this.#index.close()
+  }
+
+  /** The index row of a saved session whose file exists (followed when an agent moved its directory). */
+  async #saved (tenant: string, id: string): Promise<IndexRow | undefined> {
+    let row = this.#index.get(tenant, id)
+    if (row === undefined && !this.#checked) {
+      await this.#reconciled
+      row = this.#index.get(tenant, id)
+    }
+    if (row === undefined || !row.saved) return undefined
+    const path = this.#ctx.abs(row.path)
+    if (this.#storage.existsSync(path)) return row
+    const moved = findMovedSessionFile(this.#storage, tenantRoot(this.#dataDir, tenant), path)
+    if (moved === undefined) {
+      this.#index.delete(tenant, id)
+      return undefined
+    }
+    row = { ...row, path: this.#ctx.rel(moved) }
+    this.#index.put(row)
+    return row
+  }
+
+  /** The file's text, read as it is consumed; its start and whether it ends torn go to `journal`. */
+  async * #capture (path: string, journal: JsonlJournal): AsyncIterable<string> {
+    let start = ''
+    let last = ''
+    for await (const chunk of this.#storage.readTextChunks(path)) {
+      if (start.length < PREFIX_CHARS) start = (start + chunk).slice(0, PREFIX_CHARS)
+      if (chunk !== '') last = chunk
+      yield chunk
+    }
+    journal.loaded(start, last !== '' && !last.endsWith('\n'))
+  }
+}
