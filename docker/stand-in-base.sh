@@ -79,7 +79,7 @@ mmdebstrap --quiet --variant=minbase --hook-dir=/usr/share/mmdebstrap/hooks/merg
   --customize-hook="$ADD_USER" --customize-hook="$CHECK" \
   "$SUITE" "$WORK/base.tar" "deb $MIRROR $SUITE main" || fail "mmdebstrap failed"
 
-"${PODMAN[@]}" import \
+"${PODMAN[@]}" import --quiet \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV NODE_VERSION=$NODE_VERSION" \
   --change 'CMD ["node"]' \

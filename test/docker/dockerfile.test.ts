@@ -63,7 +63,7 @@ describe('docker/Dockerfile', () => {
   it('installs every dependency with npm ci, builds, then prunes to the production ones, which the runtime copies', () => {
     const runs = all(build, 'RUN')
     expect(runs.filter((r) => /\bnpm ci\b/.test(r))).toHaveLength(1)
-    expect(runs.find((r) => /\bnpm ci\b/.test(r))).toMatch(/npm_config_nodedir=\/usr\/local npm ci --no-audit --no-fund$/)
+    expect(runs.find((r) => /\bnpm ci\b/.test(r))).toMatch(/npm_config_nodedir=\/usr\/local npm ci --no-audit --no-fund --no-update-notifier$/)
     expect(runs.at(-1)).toMatch(/^npm run build && npm prune --omit=dev --no-audit --no-fund && /)
     expect(all(runtime, 'COPY')).toEqual(expect.arrayContaining(['--from=build /app/node_modules ./node_modules', '--from=build /app/dist ./dist']))
   })
