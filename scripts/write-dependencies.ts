@@ -1,4 +1,4 @@
-/** `npm run dependencies`: writes docs/dependencies.md from package.json and package-lock.json. */
+/** `npm run deps:doc`: writes docs/dependencies.md from package.json and package-lock.json. */
 import { mkdir, writeFile } from 'node:fs/promises'
 import { currentDependencies, DEPENDENCIES_DOC } from './dependencies.js'
 

@@ -130,17 +130,30 @@ export async function stopServer ({ app, registry, lock, closeStorage }: Running
 /**
  * Fixes the heap's growth (heap-growth.ts), starts the server and, on the first SIGTERM or
  * SIGINT, stops it and exits the process with `stopServer`'s code; a second signal exits 1 at
- * once. SIGHUP reloads the tokens. A start-up failure is logged at `fatal` and rethrown (the
+ * once. A signal before the server listens exits 0 at once. SIGHUP reloads the tokens. A start-up failure is logged at `fatal` and rethrown (the
  * caller reports it and exits 1).
  */
 export async function runServer (config: Config, logger: Logger = processLogger(config.logLevel)): Promise<RunningServer> {
   boundHeapGrowth()
+  // Until the server listens, a SIGTERM or SIGINT exits at once with 0: nothing has been
+  // acknowledged yet, and the lock is released on exit. Node as PID 1 of a container has no
+  // default action for SIGTERM, so without this a stop during a long start-up (an index to
+  // build, a database that does not answer yet) would be ignored until the engine kills it.
+  const duringStart = (signal: NodeJS.Signals): void => {
+    logger.info({ signal }, 'signal during start-up: exiting')
+    process.exit(0)
+  }
+  process.once('SIGTERM', duringStart)
+  process.once('SIGINT', duringStart)
   let running: RunningServer
   try {
     running = await startServer(config, logger)
   } catch (err) {
     logger.fatal({ err }, 'session-store cannot start')
     throw err
+  } finally {
+    process.off('SIGTERM', duringStart)
+    process.off('SIGINT', duringStart)
   }
   let stopping = false
   const onSignal = (signal: NodeJS.Signals): void => {

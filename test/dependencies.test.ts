@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { currentDependencies, DEPENDENCIES_DOC, renderDependencies } from '../scripts/dependencies.js'
 
 describe('docs/dependencies.md', () => {
-  it('matches package.json and package-lock.json (regenerate with npm run dependencies)', async () => {
+  it('matches package.json and package-lock.json (regenerate with npm run deps:doc)', async () => {
     expect(await readFile(DEPENDENCIES_DOC, 'utf8')).toBe(await currentDependencies())
   })
 

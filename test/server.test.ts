@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { mkdtemp, rm } from 'node:fs/promises'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -72,6 +73,29 @@ describe('src/server.ts', () => {
     const lines = first.stdout.join('').split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { msg: string, url?: string })
     expect(lines.filter((l) => l.url === '/healthz').map((l) => l.msg)).toEqual(['request completed'])
     expect(lines.slice(-2).map((l) => l.msg)).toEqual(['shutting down', 'session-store stopped'])
+  })
+
+  it('exits 0 at once on SIGTERM during start-up, while the database does not answer yet', async () => {
+    // A "database" that accepts connections and never answers: start-up waits on it.
+    const sockets: Socket[] = []
+    const silent = createServer((socket) => sockets.push(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = silent.address() as AddressInfo
+      const server = startServer({ DATA_DIR: dir, STORAGE: 'postgres', DATABASE_URL: `postgres://x:x@127.0.0.1:${port}/x` })
+      running.push(server)
+      while (sockets.length === 0) await new Promise((resolve) => setTimeout(resolve, 20))
+      const signalled = Date.now()
+      server.child.kill('SIGTERM')
+      // Without a handler the signal would kill it (code null), and as a container's PID 1 not even that.
+      expect(await server.exited).toBe(0)
+      expect(Date.now() - signalled).toBeLessThan(2000)
+      expect(server.stdout.join('')).toContain('"signal during start-up: exiting"')
+      expect(existsSync(join(dir, '.lock'))).toBe(false)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      silent.close()
+    }
   })
 
   it('refuses STORAGE=postgres without DATABASE_URL, naming it, with exit code 1', async () => {

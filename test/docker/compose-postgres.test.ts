@@ -40,7 +40,7 @@ describe('docker/compose.yaml profile postgres', () => {
 
   it('the database keeps its data in a named volume and reports health with pg_isready', () => {
     const db = services.db!
-    expect(db.image).toMatch(/^postgres:\d+-alpine$/)
+    expect(db.image).toMatch(/^\$\{POSTGRES_IMAGE:-postgres:\d+-alpine\}$/)
     expect(db.volumes).toEqual(['session-store-pg:/var/lib/postgresql/data'])
     expect(Object.keys(COMPOSE.volumes)).toContain('session-store-pg')
     expect(db.healthcheck?.test.slice(0, 2)).toEqual(['CMD', 'pg_isready'])
@@ -62,7 +62,7 @@ describe('docker/compose.yaml profile postgres', () => {
 
   it('one nginx port, on 127.0.0.1 only, in front of both replicas once they are healthy', () => {
     const lb = services.lb!
-    expect(lb.image).toMatch(/^nginx:[\d.]+-alpine$/)
+    expect(lb.image).toMatch(/^\$\{NGINX_IMAGE:-nginx:[\d.]+-alpine\}$/)
     expect(lb.ports).toEqual(['127.0.0.1:8788:8080'])
     expect(lb.volumes).toEqual(['./nginx.conf:/etc/nginx/conf.d/default.conf:ro'])
     expect(existsSync(join(ROOT, 'docker', 'nginx.conf'))).toBe(true)
@@ -77,6 +77,21 @@ describe('docker/compose.yaml profile postgres', () => {
     for (const d of ['proxy_buffering off', 'proxy_request_buffering off', 'proxy_cache off', 'proxy_http_version 1.1',
       'proxy_set_header Connection ""', 'proxy_read_timeout 1h', 'client_max_body_size 0']) expect(directives).toContain(d)
     expect(directives.find((d) => d.startsWith('proxy_next_upstream '))).not.toContain('non_idempotent')
+  })
+
+  it('nginx gives up connecting to a replica that is gone within seconds and tries the other one', () => {
+    const timeout = directives.find((d) => d.startsWith('proxy_connect_timeout '))
+    expect(timeout).toMatch(/^proxy_connect_timeout [1-5]s$/)
+    expect(directives.find((d) => d.startsWith('proxy_next_upstream '))?.split(' ')).toEqual(expect.arrayContaining(['error', 'timeout']))
+  })
+
+  it('POSTGRES_IMAGE and NGINX_IMAGE name stand-ins, which docker/stand-in/ builds from Debian packages', () => {
+    for (const name of ['postgres', 'nginx']) {
+      const file = readFileSync(join(ROOT, 'docker', 'stand-in', `${name}.Containerfile`), 'utf8')
+      expect(file).toMatch(/^ARG BASE=debian:bookworm-slim\nFROM \$\{BASE\}$/m)
+      expect(file).toMatch(new RegExp(`apt-get install -y --no-install-recommends ${name === 'postgres' ? 'postgresql-15' : 'nginx wget'}`))
+    }
+    expect(readFileSync(join(ROOT, 'docker', 'compose-smoke.sh'), 'utf8')).toContain('up -d lb')
   })
 
   it('the README documents both ways to run it', () => {

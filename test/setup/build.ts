@@ -3,8 +3,8 @@
  * compiles into dist/) compiled into node_modules/.cache/session-store-test, so tests that start
  * the real process run it with plain node, as `npm start` and the installed CLI do, instead of
  * compiling TypeScript in every child process. The build is incremental (only changed sources
- * are compiled again) and its output directory is the test run's alone: `npm run build` and
- * the Docker smoke test, which write dist/, never change it under a running process.
+ * are compiled again) and its output directory is the test run's alone: `npm run build`, which
+ * writes dist/, never changes it under a running process.
  * A build that fails stops the run: no test silently falls back to the sources. Every project
  * of the run lists this setup; the build is made once, by the first, and provided to each.
  */
