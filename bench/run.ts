@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, pgdriver, pgstorage, pgmulti, pgserver, ui.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, scale, pgdriver, pgstorage, pgmulti, pgserver, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -19,6 +19,7 @@ import { driverSection, measureDrivers } from './pg-driver.js'
 import { measureMulti, multiSection } from './pg-multi.js'
 import { measurePgServer, pgServerSection } from './pg-server.js'
 import { measurePgStorage, pgStorageSection } from './pg-storage.js'
+import { measureScale, scaleSection } from './scale.js'
 import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
@@ -78,6 +79,7 @@ const STEPS: Record<string, () => Promise<string>> = {
     return deepPathSection(results.deep.rows, results.deep.http)
   },
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
+  scale: async () => scaleSection(await measureScale()),
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
   pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
   pgmulti: async () => multiSection(await measureMulti(PG_MULTI), PG_MULTI),

@@ -1,21 +1,10 @@
 /**
  * The opaque listing cursor of `GET /v1/sessions` (API.md "Sessions"): the sort key of the last
- * item returned, base64url-encoded. Listings sort by `modified` descending, then id ascending,
- * so paging by key stays stable while sessions are added or removed.
+ * item returned, base64url-encoded. Listings sort by `modified` descending, then id ascending
+ * (the store pages by this key), so paging stays stable while sessions are added or removed.
  */
 import { InvalidCursor } from '../errors.js'
-
-export interface ListKey {
-  /** `modified`, epoch milliseconds. */
-  modifiedMs: number
-  id: string
-}
-
-/** Sort order of a listing: newest first, ties by id. */
-export function compareListKeys (a: ListKey, b: ListKey): number {
-  if (a.modifiedMs !== b.modifiedMs) return b.modifiedMs - a.modifiedMs
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0
-}
+import type { ListKey } from '../storage/store.js'
 
 export function encodeCursor (key: ListKey): string {
   return Buffer.from(JSON.stringify([1, key.modifiedMs, key.id]), 'utf8').toString('base64url')

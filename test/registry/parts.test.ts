@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { withBlobRefs } from '../../src/registry/blob-refs.js'
-import { compareListKeys, decodeCursor, encodeCursor } from '../../src/registry/cursor.js'
+import { decodeCursor, encodeCursor } from '../../src/registry/cursor.js'
 import { ifMatchSatisfied } from '../../src/registry/etag.js'
 import { Lru } from '../../src/registry/lru.js'
 import { Mutex } from '../../src/registry/mutex.js'
@@ -15,11 +15,6 @@ describe('cursor', () => {
     for (const bad of ['', 'x', '!!', Buffer.from('[2,1,"a"]').toString('base64url'), Buffer.from('{}').toString('base64url')]) {
       expect(() => decodeCursor(bad)).toThrow(expect.objectContaining({ code: 'SS_INVALID_CURSOR', statusCode: 400 }))
     }
-  })
-
-  it('sorts newest first, then by id', () => {
-    const keys = [{ modifiedMs: 1, id: 'b' }, { modifiedMs: 2, id: 'z' }, { modifiedMs: 1, id: 'a' }]
-    expect(keys.sort(compareListKeys).map((k) => k.id)).toEqual(['z', 'a', 'b'])
   })
 })
 

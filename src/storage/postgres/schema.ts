@@ -3,9 +3,10 @@
  * released, never changes (the runner refuses a database whose applied migration differs from
  * the one here); a change is a new migration with the next number.
  *
- * Every table is keyed by tenant first. `ss_entries.line` is the entry's JSONL line exactly as a
- * session file holds it (without the newline), and `ss_sessions.header` the header line, so an
- * export is the header line and the entry lines in `seq` order, byte for byte the disk file.
+ * Migrations 1–8 are the history of a layout that kept session files as rows; they run on a new
+ * database as they did, and migration 9 (schema-log.ts) turns what they made into the tables of
+ * today: sessions as rows of lines, keyed by tenant first. Their comments describe the layout of
+ * their time.
  */
 import type { Migration } from './migration.js'
 import { APPEND_MIGRATIONS } from './schema-appends.js'
