@@ -63,7 +63,7 @@ async function measure (server: ServerHandle, backend: ScaleRun['backend'], sess
 }
 
 /** Every session file below `dataDir`, as text. */
-function* texts (dataDir: string): Generator<string> {
+function * texts (dataDir: string): Generator<string> {
   const root = join(dataDir, 'sessions')
   for (const dir of readdirSync(root)) for (const name of readdirSync(join(root, dir))) yield readFileSync(join(root, dir, name), 'utf8')
 }
