@@ -111,3 +111,31 @@ describe('the disk store', () => {
     await store.close()
   })
 })
+
+describe('the disk store after a clean stop', () => {
+  const open = (dir: string): JsonlStore => JsonlStore.open({ dataDir: dir, storage: new FileSessionStorage() })
+
+  it('looks only into the directories that changed, and still finds new, renamed, removed and grown sessions', async () => {
+    const dir = tempDir()
+    let store = open(dir)
+    for (const cwd of ['/a', '/b', '/c']) await (await store.create('default', session(`in${cwd.slice(1)}`, [userLine('x', 'x')], {}, { cwd }))).close()
+    await store.close()
+    const file = (cwd: string, id: string): string => join(dir, 'sessions', encodeCwd(cwd), `2026-03-14T15-04-07-123Z_${id}.jsonl`)
+    // While no server runs: a new session in /a's directory, /b's directory renamed, /c's file grown.
+    writeFileSync(join(dir, 'sessions', encodeCwd('/a'), 'x_new.jsonl'), `${header('new', { cwd: '/a' })}\n`)
+    mkdirSync(join(dir, 'sessions', '-b-renamed'))
+    writeFileSync(join(dir, 'sessions', '-b-renamed', '2026-03-14T15-04-07-123Z_inb.jsonl'), readFileSync(file('/b', 'inb')))
+    rmSync(join(dir, 'sessions', encodeCwd('/b')), { recursive: true })
+    writeFileSync(file('/c', 'inc'), readFileSync(file('/c', 'inc'), 'utf8') + userLine('y', 'grown') + '\n')
+    store = open(dir)
+    await store.ready()
+    expect((await store.list('default', { includeEmpty: true, limit: 10 })).items.map((i) => i.id).sort()).toEqual(['ina', 'inb', 'inc', 'new'])
+    expect(await textOf(store, 'inb', 'default')).toContain('"id":"inb"')
+    const loaded = await store.load('default', 'inc')
+    for await (const chunk of loaded?.text ?? []) void chunk
+    await loaded?.journal.close()
+    for (let i = 0; i < 50 && (await store.info('default', 'inc'))?.messageCount !== 2; i++) await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await store.info('default', 'inc')).toMatchObject({ messageCount: 2 })
+    await store.close()
+  })
+})

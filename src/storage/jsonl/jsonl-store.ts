@@ -22,7 +22,7 @@ import { MemorySessionStorage } from '../memory-session-storage.js'
 import type { SessionStorage } from '../types.js'
 import { JsonlJournal, type JournalContext } from './jsonl-journal.js'
 import { ListingIndex, type IndexRow } from './listing-index.js'
-import { reconcile, tenantRoots } from './reconcile.js'
+import { indexFile, reconcile, tenantRoots } from './reconcile.js'
 
 export interface JsonlStoreOptions {
   /** `DATA_DIR`, resolved against the working directory. */
@@ -55,6 +55,9 @@ export class JsonlStore implements SessionStore {
   /** Resolves once the index was checked against the files. */
   readonly #reconciled: Promise<void>
   #checked = false
+  /** The check against the files went through (not stopped by `close`, not failed). */
+  #complete = false
+  #closing = false
   #probes = 0
 
   static open (options: JsonlStoreOptions): JsonlStore {
@@ -73,6 +76,7 @@ export class JsonlStore implements SessionStore {
     const file = options.indexFile ?? join(this.#dataDir, '.session-store', 'index.sqlite')
     if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
     this.#index = ListingIndex.open(file).index
+    const closedAt = this.#index.takeClosedMark()
     this.#index.dropUnsaved()
     this.#version = this.#index.maxVersion()
     this.#ctx = {
@@ -88,7 +92,8 @@ export class JsonlStore implements SessionStore {
         if (this.#open.get(key) === journal) this.#open.delete(key)
       },
     }
-    this.#reconciled = reconcile({ ...this.#ctx, dataDir: this.#dataDir })
+    this.#reconciled = reconcile({ ...this.#ctx, dataDir: this.#dataDir }, closedAt, () => this.#closing)
+      .then((complete) => { this.#complete = complete })
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
       .finally(() => { this.#checked = true })
   }
@@ -100,7 +105,9 @@ export class JsonlStore implements SessionStore {
     const row = await this.#saved(tenant, id)
     if (row === undefined || this.#open.has(keyOf(tenant, id))) return undefined
     const path = this.#ctx.abs(row.path)
-    const size = this.#storage.statSync(path).size
+    const { size, mtimeMs } = this.#storage.statSync(path)
+    // Written by someone else since it was indexed (an agent, while no server ran): index it again.
+    if (size !== row.size) void indexFile({ ...this.#ctx, dataDir: this.#dataDir }, { tenant, path, mtimeMs, size }).catch(() => {})
     const journal = new JsonlJournal(this.#ctx, { ...row, size }, new SessionPrefix('', path), undefined, false)
     this.#open.set(keyOf(tenant, id), journal)
     return { text: this.#capture(path, journal), size, modifiedMs: row.modified, journal }
@@ -220,9 +227,12 @@ export class JsonlStore implements SessionStore {
     }
   }
 
+  /** Stops the check against the files (the next start goes on with it), closes every journal and the index. */
   async close (): Promise<void> {
+    this.#closing = true
     await this.#reconciled
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
+    if (this.#complete) this.#index.markClosed(Date.now())
     this.#index.close()
   }
 

@@ -36,6 +36,7 @@ CREATE TABLE IF NOT EXISTS sessions (
 CREATE INDEX IF NOT EXISTS sessions_listing ON sessions (tenant, modified DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_cwd ON sessions (tenant, cwd, modified DESC, id);
 CREATE INDEX IF NOT EXISTS sessions_path ON sessions (path);
+CREATE TABLE IF NOT EXISTS marks (name TEXT PRIMARY KEY, value REAL NOT NULL);
 `
 
 /** One session as the index keeps it. */
@@ -199,7 +200,7 @@ export class ListingIndex {
     }
     if (!query.includeEmpty) where.push('messages > 0')
     if (query.after !== undefined) {
-      where.push('(modified < @m OR (modified = @m AND id > @id))')
+      where.push('modified <= @m AND (modified < @m OR id > @id)')
       params.m = query.after.modifiedMs
       params.id = JSON.stringify(query.after.id)
     }
@@ -238,6 +239,18 @@ export class ListingIndex {
   maxVersion (): number {
     this.flush()
     return (this.#statements.maxVersion.get() as { v: number | null }).v ?? 0
+  }
+
+  /** Records that the index was closed cleanly at `ms`: every change before it is in. */
+  markClosed (ms: number): void {
+    this.flush()
+    this.#db.prepare("INSERT OR REPLACE INTO marks (name, value) VALUES ('closed', ?)").run(ms)
+  }
+
+  /** When the index was last closed cleanly, and the mark gone (a crash from now on leaves none). */
+  takeClosedMark (): number | undefined {
+    const row = this.#db.prepare("DELETE FROM marks WHERE name = 'closed' RETURNING value").get() as { value: number } | undefined
+    return row?.value
   }
 
   /** Writes every pending change in one transaction. */

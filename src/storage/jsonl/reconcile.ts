@@ -1,11 +1,17 @@
 /**
  * Brings the index of the JSONL store up to date with the files, once at start: what an agent
- * wrote into DATA_DIR while no server ran, or what a crash left the index behind on. Every
- * session file of every tenant is looked at (`*.jsonl` in `sessions/<dir>/`, directories starting
- * with `.` skipped); only a file whose size or mtime moved past what the index holds is read.
- * With an index that is missing or was damaged, that is every file, read once.
+ * wrote into DATA_DIR while no server ran, or what a crash left the index behind on. Session
+ * files are `*.jsonl` in `sessions/<dir>/` of every tenant (directories starting with `.`
+ * skipped); only a file whose size or mtime moved past what the index holds is read. With an
+ * index that is missing or was damaged, that is every file, read once.
+ *
+ * After a clean stop (`since`: when the index was closed) only the directories that changed
+ * since are looked into: those whose mtime moved (a file made, removed or renamed in them) and
+ * those the index knows no file of (made or renamed meanwhile). A crash leaves no such mark, and
+ * the next start looks at every file. An agent's append to a file while no server ran is found
+ * when the session is next loaded (jsonl-store.ts).
  */
-import { basename, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { TENANT_RE } from '../../auth/tokens.js'
 import { listingItemOf } from '../../session/listing-item.js'
 import type { Logger } from '../../session/logger.js'
@@ -30,9 +36,11 @@ export interface ReconcileContext {
   log: Logger
   nextVersion(): number
   rel(path: string): string
+  abs(rel: string): string
 }
 
-interface Found { tenant: string, path: string, mtimeMs: number, size: number }
+/** A session file to index: its tenant, absolute path, mtime and size. */
+export interface Found { tenant: string, path: string, mtimeMs: number, size: number }
 
 const turn = async (): Promise<void> => { await new Promise((resolve) => setImmediate(resolve)) }
 
@@ -46,55 +54,84 @@ export function tenantRoots (storage: SessionStorage, dataDir: string): Array<{ 
   return roots
 }
 
-/** Every session file of `root`, in `sessions/<dir>/*.jsonl`. */
-export function sessionFiles (storage: SessionStorage, root: string): string[] {
-  const files: string[] = []
-  for (const dir of storage.listDirsSync(join(root, 'sessions'))) {
-    if (basename(dir).startsWith('.')) continue
-    for (const path of storage.listFilesSync(dir, '*.jsonl')) if (path.endsWith('.jsonl')) files.push(path)
-  }
-  return files
+/** Every session directory of `root` (`sessions/<dir>`, not starting with `.`). */
+export function sessionDirs (storage: SessionStorage, root: string): string[] {
+  return storage.listDirsSync(join(root, 'sessions')).filter((dir) => !basename(dir).startsWith('.'))
 }
 
-export async function reconcile (ctx: ReconcileContext): Promise<void> {
+/** The session files of `dir` (`*.jsonl`). */
+export function filesOf (storage: SessionStorage, dir: string): string[] {
+  return storage.listFilesSync(dir, '*.jsonl').filter((path) => path.endsWith('.jsonl'))
+}
+
+/** False when `dir` did not change since `since` (epoch ms) and the index knows files in it. */
+function mayHaveChanged (storage: SessionStorage, dir: string, since: number | undefined, knownDirs: ReadonlySet<string>): boolean {
+  if (since === undefined || !knownDirs.has(dir)) return true
+  try {
+    return storage.statSync(dir).mtimeMs >= since - MTIME_SLACK_MS
+  } catch {
+    return true
+  }
+}
+
+/**
+ * Checks the index against the files (every one, or after a clean stop those of the directories
+ * changed `since`); stops early when `stopped()` says so, keeping what it checked. Resolves true
+ * when it checked everything.
+ */
+export async function reconcile (ctx: ReconcileContext, since: number | undefined, stopped: () => boolean): Promise<boolean> {
   const started = Date.now()
   const { storage, index } = ctx
   const known = new Map(index.files().map((row) => [row.path, row]))
+  const knownDirs = new Set([...known.keys()].map((rel) => dirname(ctx.abs(rel))))
   const changed: Found[] = []
+  /** Directories left as they were since the clean stop: their files are where the index says. */
+  const unchanged = new Set<string>()
   let looked = 0
   for (const { tenant, root } of tenantRoots(storage, ctx.dataDir)) {
-    for (const path of sessionFiles(storage, root)) {
-      if (++looked % BATCH === 0) await turn()
+    for (const dir of sessionDirs(storage, root)) {
+      if (!mayHaveChanged(storage, dir, since, knownDirs)) {
+        unchanged.add(dir)
+        continue
+      }
+      if (stopped()) return false
+      for (const path of filesOf(storage, dir)) {
+        if (++looked % BATCH === 0) await turn()
       const rel = ctx.rel(path)
       const row = known.get(rel)
       known.delete(rel)
-      try {
-        const { size, mtimeMs } = storage.statSync(path)
-        if (row !== undefined && row.size === size && mtimeMs <= row.checked + MTIME_SLACK_MS) continue
-        changed.push({ tenant, path, mtimeMs, size })
-      } catch {
-        // Gone since it was listed.
+        try {
+          const { size, mtimeMs } = storage.statSync(path)
+          if (row !== undefined && row.size === size && mtimeMs <= row.checked + MTIME_SLACK_MS) continue
+          changed.push({ tenant, path, mtimeMs, size })
+        } catch {
+          // Gone since it was listed.
+        }
       }
     }
   }
+  // Only files of the directories looked into (or gone) can be gone.
+  for (const rel of known.keys()) if (unchanged.has(dirname(ctx.abs(rel)))) known.delete(rel)
   let next = 0
   const worker = async (): Promise<void> => {
-    for (let i = next++; i < changed.length; i = next++) {
+    for (let i = next++; i < changed.length && !stopped(); i = next++) {
       if (i > 0 && i % 10_000 === 0) ctx.log.info({ read: i, of: changed.length }, 'reading changed session files into the index')
       await indexFile(ctx, changed[i] as Found)
     }
   }
   await Promise.all(Array.from({ length: Math.min(READ_CONCURRENCY, changed.length) }, worker))
+  if (stopped()) return false
   // Files gone (an agent deleted them, or moved them: then they were found above, under their new path).
   for (const row of known.values()) {
     if (index.get(row.tenant, row.id)?.path === row.path) index.delete(row.tenant, row.id)
   }
   index.flush()
-  ctx.log.info({ files: looked, read: changed.length, removed: known.size, ms: Date.now() - started }, 'session index checked against the files')
+  ctx.log.info({ files: looked, read: changed.length, removed: known.size, ms: Date.now() - started, full: since === undefined }, 'session index checked against the files')
+  return true
 }
 
 /** Indexes one file from its content; of two files of one id, the one changed last wins. */
-async function indexFile (ctx: ReconcileContext, found: Found): Promise<void> {
+export async function indexFile (ctx: ReconcileContext, found: Found): Promise<void> {
   let text: string
   try {
     text = await ctx.storage.readText(found.path)

@@ -97,8 +97,9 @@ export class PgStore implements SessionStore {
     if (q.cwd !== undefined) where.push(`cwd = $${values.push(JSON.stringify(q.cwd))}`)
     if (!q.includeEmpty) where.push('messages > 0')
     if (q.after !== undefined) {
+      // `modified <= m` lets the index scan start at the cursor; the rest breaks the ties.
       const m = values.push(q.after.modifiedMs)
-      where.push(`(modified < $${m} OR (modified = $${m} AND id > $${values.push(q.after.id)}))`)
+      where.push(`modified <= $${m} AND (modified < $${m} OR id > $${values.push(q.after.id)})`)
     }
     const { rows } = await query<{ info: string }>(this.#pool,
       `SELECT info FROM ss_sessions WHERE ${where.join(' AND ')} ORDER BY modified DESC, id ASC LIMIT $2`, values)
