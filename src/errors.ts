@@ -52,6 +52,8 @@ type WithCause = { cause: unknown }
 
 export const Validation = createError<[string]>('SS_VALIDATION', '%s', 400)
 export const InvalidJson = createError<[string]>('SS_INVALID_JSON', '%s', 400)
+/** A request, its headers or its body did not arrive in time; answered on the socket, which then closes. */
+export const RequestTimeout = createError<[string]>('SS_REQUEST_TIMEOUT', '%s', 408)
 export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)
 export const InvalidBlobHash = createError(
   'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)

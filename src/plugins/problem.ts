@@ -7,12 +7,13 @@
  * takes is never judged by its body. Their details quote the URL with secrets redacted.
  */
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { redactUrl } from '../auth/redaction.js'
 import {
-  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
-  STORAGE_ERRNO_CODES,
+  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RequestTimeout, RouteNotFound,
+  STATUS_FALLBACK_CODES, STORAGE_ERRNO_CODES,
 } from '../errors.js'
 import { pathOf, RouteMethods } from './route-methods.js'
 
@@ -153,16 +154,45 @@ async function problem (app: FastifyInstance): Promise<void> {
 
 export default fp(problem, { name: 'problem', fastify: '5.x' })
 
+/** Node's socket-level errors and what they answer with; anything else is a malformed request (400). */
+const SOCKET_ERRORS: Readonly<Record<string, ProblemFacts>> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'SS_HEADERS_TOO_LARGE', detail: 'Request headers too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: toProblemFacts(new RequestTimeout('The request did not arrive in time (REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS)')),
+}
+
+/** The in-flight response of a socket, when Node has attached one. */
+const responseOf = (socket: Socket): { headersSent: boolean } | undefined =>
+  (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage ?? undefined
+
+/** How long a closing socket may take to hand its last answer to the kernel before it is destroyed. */
+const CLOSE_GRACE_MS = 1000
+
+/**
+ * Answers `facts` on the raw socket, unless an answer to its request has started, and closes the
+ * socket: whatever the client still sends is never read.
+ */
+export function closeWithProblem (socket: Socket, facts: ProblemFacts | undefined): void {
+  if (facts !== undefined && socket.writable && responseOf(socket)?.headersSent !== true) {
+    const body = JSON.stringify(problemBody(facts))
+    socket.end(`HTTP/1.1 ${facts.status} ${STATUS_CODES[facts.status] ?? 'Error'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy())
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
+  } else {
+    socket.destroy()
+  }
+}
+
 /**
  * Fastify's `clientErrorHandler`: a request too malformed to reach routing (a broken request
  * line or header, a bad Content-Length, headers over the size limit) still gets a problem+json
- * answer, then the connection closes. Node's parser error codes decide the status.
+ * answer, and so does one that ran out of time (408: REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
+ * then the connection closes. A reset by the client answers nothing.
  */
-export function clientErrorHandler (err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
-  if (!socket.writable) return
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-  const body = JSON.stringify(problemBody({ status, code: status === 431 ? 'SS_HEADERS_TOO_LARGE' : 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' }))
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-    'X-Content-Type-Options: nosniff\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET') {
+    socket.destroy()
+    return
+  }
+  closeWithProblem(socket, SOCKET_ERRORS[err.code ?? ''] ?? { status: 400, code: 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' })
 }
