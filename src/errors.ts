@@ -52,6 +52,9 @@ type WithCause = { cause: unknown }
 
 export const Validation = createError<[string]>('SS_VALIDATION', '%s', 400)
 export const InvalidJson = createError<[string]>('SS_INVALID_JSON', '%s', 400)
+/** A number in a JSON body that a double cannot hold as sent (too large, too small, too many digits). Arguments: its JSON path, the number. */
+export const InexactNumber = createError<[string, string]>('SS_INEXACT_NUMBER',
+  'The number at %s (%s) cannot be stored as sent: a double would change it; send it as a string', 400)
 /** A request, its headers or its body did not arrive in time; answered on the socket, which then closes. */
 export const RequestTimeout = createError<[string]>('SS_REQUEST_TIMEOUT', '%s', 408)
 export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)

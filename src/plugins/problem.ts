@@ -120,7 +120,9 @@ function isBodyError (err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('FST_ERR_CTP_') || BODY_ERROR_CODES.has(code))
 }
 
-const BODY_ERROR_CODES: ReadonlySet<string> = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'SS_INVALID_JSON', 'SS_UNSUPPORTED_MEDIA_TYPE'])
+const BODY_ERROR_CODES: ReadonlySet<string> = new Set([
+  'FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'SS_INVALID_JSON', 'SS_INEXACT_NUMBER', 'SS_UNSUPPORTED_MEDIA_TYPE',
+])
 
 /** The 405 (with `Allow`) or 404 of a request that no route takes. */
 function noRoute (routes: RouteMethods, req: FastifyRequest, reply: FastifyReply): FastifyReply {
