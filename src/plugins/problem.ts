@@ -8,6 +8,7 @@
  */
 import { STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import { dirname, join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { redactUrl } from '../auth/redaction.js'
@@ -32,6 +33,21 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_DATABASE_UNAVAILABLE: 'The database is unavailable; retry after the time in Retry-After',
   SS_FILE_LOCK_TIMEOUT: 'Another process is changing the same file; try again',
 }
+
+/**
+ * Client errors whose messages name a file of the server (a session file's path under DATA_DIR):
+ * their details are these sentences instead, since a detail never names a server path.
+ */
+const PATH_FREE_DETAILS: Readonly<Record<string, string>> = {
+  SS_PATH_OUTSIDE_DATA_DIR: 'The path resolves outside the data directory',
+  SS_SESSION_VERSION_TOO_NEW: 'The session file has a version newer than this server supports',
+  SS_SESSION_VERSION_INVALID: 'The session file has an invalid version',
+  SS_FORK_SOURCE_INVALID: 'The fork source is not a valid session file',
+  SS_MOVE_DESTINATION_EXISTS: "Another session file already has this session's place under the new cwd",
+}
+
+/** The directory the server's code runs from (src/ or dist/src/ are below it). */
+const CODE_ROOT = join(import.meta.dirname, '..', '..')
 
 /** Seconds a client waits before retrying when the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 2
@@ -67,6 +83,7 @@ export function toProblemFacts (err: unknown): ProblemFacts {
   if (status === undefined) return INTERNAL
   if (code?.startsWith('SS_') === true) {
     if (status >= 500) return { status, code, detail: SERVER_DETAILS[code] }
+    if (PATH_FREE_DETAILS[code] !== undefined) return { status, code, detail: PATH_FREE_DETAILS[code] }
     const message = fieldOf(err, 'message')
     return { status, code, detail: typeof message === 'string' ? message : undefined }
   }
@@ -95,9 +112,21 @@ function sendProblem (reply: FastifyReply, facts: ProblemFacts): FastifyReply {
     .send(problemBody(facts))
 }
 
+/**
+ * `detail` with every one of `paths` (absolute directories and files of the server) replaced by
+ * `…`: a safety net under `PATH_FREE_DETAILS` for messages that quote one anyway.
+ */
+export function withoutServerPaths (detail: string | undefined, paths: readonly string[]): string | undefined {
+  if (detail === undefined) return undefined
+  let out = detail
+  for (const path of paths) if (path.length > 1) out = out.replaceAll(path, '…')
+  return out
+}
+
 /** Answers `err` as a problem; logs a 5xx with `{ err }`. */
-function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const facts = toProblemFacts(err)
+function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply, serverPaths: readonly string[] = []): FastifyReply {
+  const raw = toProblemFacts(err)
+  const facts = { ...raw, detail: withoutServerPaths(raw.detail, serverPaths) }
   if (facts.code === 'SS_DATABASE_UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S))
   if (facts.status >= 500 && !EXPECTED_SERVER_CODES.has(facts.code)) req.log.error({ err }, 'request failed')
   else req.log.debug({ code: facts.code, status: facts.status }, 'request rejected')
@@ -150,7 +179,9 @@ async function problem (app: FastifyInstance): Promise<void> {
   })
   // The body of a request no route takes (unparsable, without a content type) is never read for
   // its own sake: the answer is the not-found handler's.
-  app.setErrorHandler((err, req, reply) => req.is404 && isBodyError(err) ? noRoute(routes, req, reply) : handleError(err, req, reply))
+  const { dataDir, authTokensFile } = app.config
+  const serverPaths = [dataDir, ...(authTokensFile === undefined ? [] : [authTokensFile, dirname(authTokensFile)]), CODE_ROOT]
+  app.setErrorHandler((err, req, reply) => req.is404 && isBodyError(err) ? noRoute(routes, req, reply) : handleError(err, req, reply, serverPaths))
   app.setNotFoundHandler((req, reply) => noRoute(routes, req, reply))
 }
 
