@@ -2,8 +2,9 @@
  * The open connections by client address, and who gets a place when a new one arrives
  * (src/plugins/connections.ts). Beyond the per-address cap the newcomer is refused. At the total
  * cap, a newcomer from an address that holds fewer connections than the largest holder takes the
- * place of that holder's oldest connection: an address, or a few, that fill the whole table can
- * delay a client elsewhere by one eviction, never shut it out.
+ * place of one of that holder's connections, the oldest that is `idle` (waiting for a request, or
+ * for the rest of one) if there is one, else its oldest: an address, or a few, that fill the
+ * whole table can delay a client elsewhere by one eviction, never shut it out.
  */
 import type { ConnectionCaps } from './descriptor-limit.js'
 
@@ -14,12 +15,15 @@ export type Admission<S> =
 
 export class ConnectionTable<S> {
   readonly #caps: ConnectionCaps
+  readonly #idle: (socket: S) => boolean
   /** Sockets by address, oldest first (a `Set` keeps insertion order). */
   readonly #byAddress = new Map<string, Set<S>>()
   #size = 0
 
-  constructor (caps: ConnectionCaps) {
+  /** `idle`: true for a socket that serves no request now, the first to give way. */
+  constructor (caps: ConnectionCaps, idle: (socket: S) => boolean = () => true) {
     this.#caps = caps
+    this.#idle = idle
   }
 
   /** Connections held now. */
@@ -60,9 +64,9 @@ export class ConnectionTable<S> {
   }
 
   /**
-   * Removes and returns the oldest socket of the address holding the most, when that address
-   * holds at least two more than the newcomer's (`held`); else undefined: taking a place from an
-   * address that holds as few would only move the refusal to it.
+   * Removes and returns a socket of the address holding the most (its oldest idle one, else its
+   * oldest), when that address holds at least two more than the newcomer's (`held`); else
+   * undefined: taking a place from an address that holds as few would only move the refusal to it.
    */
   #oldestOfLargestHolder (held: number): S | undefined {
     let largest: [string, Set<S>] | undefined
@@ -71,8 +75,14 @@ export class ConnectionTable<S> {
     }
     if (largest === undefined || largest[1].size < held + 2) return undefined
     const [address, sockets] = largest
-    const oldest = sockets.values().next().value as S
-    this.remove(address, oldest)
-    return oldest
+    let chosen = sockets.values().next().value as S
+    for (const socket of sockets) {
+      if (this.#idle(socket)) {
+        chosen = socket
+        break
+      }
+    }
+    this.remove(address, chosen)
+    return chosen
   }
 }

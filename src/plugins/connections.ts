@@ -3,9 +3,9 @@
  * and MAX_CONNECTIONS_PER_CLIENT from one remote address, both lowered to what the process's
  * descriptor limit allows, read once at start (src/http/descriptor-limit.ts). A socket beyond a
  * cap is destroyed before any byte is read; at the total cap a newcomer from a less busy address
- * takes the place of the busiest address's oldest socket. Running out of descriptors on `accept`
- * is logged, never thrown: libuv closes the connections it cannot take and goes on accepting once
- * descriptors are free. Live streams are exempt from the idle timeout (CONNECTION_TIMEOUT_MS):
+ * takes the place of one of the busiest address's sockets, preferably one that serves no request.
+ * Running out of descriptors on `accept` is logged, never thrown: libuv closes the connections it
+ * cannot take and goes on accepting once descriptors are free. Live streams are exempt from the idle timeout (CONNECTION_TIMEOUT_MS):
  * they are meant to stay open, and their heartbeats are not requests. The request, header and
  * keep-alive timeouts are Fastify's own options (src/app.ts); stalled bodies are cut by
  * src/plugins/request-bodies.ts.
@@ -29,7 +29,7 @@ async function connections (app: FastifyInstance, options: ConnectionsOptions): 
   const caps = connectionCaps({ total: app.config.maxConnections, perClient: app.config.maxConnectionsPerClient }, descriptorLimit)
   app.log.info({ descriptorLimit, maxConnections: caps.total, maxConnectionsPerClient: caps.perClient }, 'connection caps')
   if (caps.total > 0 || caps.perClient > 0) {
-    const table = new ConnectionTable<Socket>(caps)
+    const table = new ConnectionTable<Socket>(caps, servesNoRequest)
     let refused = 0
     let evicted = 0
     app.server.on('connection', (socket: Socket) => {
@@ -60,6 +60,15 @@ async function connections (app: FastifyInstance, options: ConnectionsOptions): 
     const hooks = route.onRequest === undefined ? [] : Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]
     route.onRequest = [...hooks, keepStreamOpen]
   })
+}
+
+/**
+ * True when `socket` serves no request now: it waits for one, or for the rest of one (headers or
+ * body still arriving). Node keeps the response in progress on the socket.
+ */
+function servesNoRequest (socket: Socket): boolean {
+  const res = (socket as Socket & { _httpMessage?: { req?: { complete?: boolean } } | null })._httpMessage
+  return res === undefined || res === null || res.req?.complete === false
 }
 
 /** Lifts the idle timeout of a live stream's socket. Callback style, like every per-request hook. */

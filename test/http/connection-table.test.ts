@@ -62,3 +62,14 @@ describe('connection caps from the descriptor limit', () => {
     expect(connectionCaps({ total: 0, perClient: 8 }, 20)).toEqual({ total: 2, perClient: 1 })
   })
 })
+
+describe('ConnectionTable evictions', () => {
+  it('take the busiest address\'s oldest idle socket before one that serves a request', () => {
+    const busy = new Set(['a1', 'a2'])
+    const table = new ConnectionTable<string>({ total: 3, perClient: 0 }, (s) => !busy.has(s))
+    for (const s of ['a1', 'a2', 'a3']) table.admit('a', s)
+    expect(table.admit('b', 'b1')).toEqual({ admitted: true, evicted: 'a3' })
+    // Only busy sockets left at the busiest address: its oldest gives way.
+    expect(table.admit('c', 'c1')).toEqual({ admitted: true, evicted: 'a1' })
+  })
+})
