@@ -132,3 +132,28 @@ describe('a body that stalls', () => {
     expect(c.received()).toMatch(/^HTTP\/1\.1 201 /)
   })
 })
+
+describe('a request that does not arrive in time', () => {
+  it('is answered 408 and closed when its body keeps coming past REQUEST_TIMEOUT_MS', async () => {
+    const port = await listening({ requestTimeoutMs: 1000, headersTimeoutMs: 500, bodyStallTimeoutMs: 60_000 })
+    const c = await raw(port)
+    c.socket.write(head('/v1/sessions', { 'Content-Type': 'application/json', ...bearer(fx!.secrets.write), 'Content-Length': '10000000' }) + '{')
+    // Far more than MIN_BODY_BYTES per window: never a stall, only too slow for the whole request.
+    const timer = setInterval(() => { if (c.socket.writable) c.socket.write(' '.repeat(4 * MIN_BODY_BYTES)) }, 100)
+    try {
+      expect(await within(c.closed, 5000)).toBeLessThan(5000)
+    } finally {
+      clearInterval(timer)
+    }
+    expect(c.received()).toMatch(/^HTTP\/1\.1 408 /)
+    expect(c.received()).toContain('"code":"SS_REQUEST_TIMEOUT"')
+  })
+
+  it('is answered 408 and closed when its headers never end', async () => {
+    const port = await listening({ requestTimeoutMs: 2000, headersTimeoutMs: 500 })
+    const c = await raw(port)
+    c.socket.write('GET /v1/sessions HTTP/1.1\r\nHost: x\r\n')
+    expect(await within(c.closed, 5000)).toBeLessThan(5000)
+    expect(c.received()).toMatch(/^HTTP\/1\.1 408 /)
+  })
+})
