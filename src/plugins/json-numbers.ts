@@ -48,8 +48,12 @@ function decimalOf (text: string): string {
   const whole = dot === -1 ? s : s.slice(0, dot)
   let digits = whole + (dot === -1 ? '' : s.slice(dot + 1))
   exponent += whole.length
-  const leading = /^0*/.exec(digits)![0].length
-  digits = digits.slice(leading).replace(/0+$/, '')
+  // Loops, not /0+$/: a regular expression would retry every zero of a long inner run (quadratic).
+  let leading = 0
+  while (digits.charCodeAt(leading) === ZERO) leading++
+  let end = digits.length
+  while (end > leading && digits.charCodeAt(end - 1) === ZERO) end--
+  digits = digits.slice(leading, end)
   return digits === '' ? '0' : `${negative ? '-' : ''}${digits}e${exponent - leading}`
 }
 
