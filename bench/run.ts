@@ -94,8 +94,8 @@ function filesystem (): string {
   return fields.length >= 2 ? `\`${tmpdir()}\` on ${fields[1]} (\`${fields[0]}\`, \`df -T\`)` : `\`${tmpdir()}\` (filesystem unknown: \`df -T\` failed)`
 }
 
-/** Sections that benchmarks run on their own write (bench/soak.ts, bench/heap-growth.ts), just before the history. */
-const OWN_SECTIONS = ['## Soak: ', '## Heap growth ']
+/** Sections that benchmarks run on their own write (bench/soak.ts, bench/heap-growth.ts, bench/body-checks.ts), just before the history. */
+const OWN_SECTIONS = ['## Soak: ', '## Heap growth ', '## JSON body checks ']
 
 /**
  * The end of RESULTS.md that this run does not measure, kept as it is: the sections of the
@@ -133,9 +133,9 @@ const summary = [
   '',
   `\`npm run bench\` wall time: ${fmt(totalS / 60, 1)} min (${walls.map(([n, s]) => `${n} ${fmt(s, 0)} s`).join(', ')}).`,
   '',
-  'Every figure below was measured by this run, except the sections of the soak and of heap growth (their own runs, dated',
-  'in them), a section whose first line dates a run of its own (`npx tsx bench/pg-server.ts`) and the history at the end,',
-  'which is written by hand.',
+  'Every figure below was measured by this run, except the sections of the soak, of heap growth and of the JSON body',
+  'checks (their own runs, dated in them), a section whose first line dates a run of its own (`npx tsx bench/pg-server.ts`)',
+  'and the history at the end, which is written by hand.',
 ].join('\n')
 const doc = ['# Benchmark results', summary, ...sections, history()].filter((part) => part !== '').join('\n\n') + '\n'
 if (wanted.length === 0) writeFileSync(RESULTS, doc)

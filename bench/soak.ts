@@ -1,14 +1,17 @@
 /**
  * `npm run bench:soak`: one tenant attacks a tokened server (spawned as `npm start` runs it, with
- * AUTH_TOKENS_FILE) for SOAK_SECONDS (default 60) with a mixed abusive load — unsaved sessions
- * that keep growing, bodies dribbled a byte at a time, listings of sessions whose first message
- * is megabytes, and downloads of a large blob that are never read — while another tenant keeps
- * appending. It reports the other tenant's append latency (target: p99 under 100 ms, no failure),
- * the server's peak RSS against the bound its limits give (see `rssBound`), with the heap and
- * external memory behind it, and whether the process survived; then it rewrites its own section
- * of bench/RESULTS.md. The same attack runs first against the server as shipped, then (unless
+ * AUTH_TOKENS_FILE, under `ulimit -n` SOAK_NOFILE, default 1024) for SOAK_SECONDS (default 60)
+ * with a mixed abusive load — unsaved sessions that keep growing, bodies dribbled a byte at a
+ * time with and without a token, listings of sessions whose first message is megabytes, and
+ * downloads of a large blob that are never read — while another tenant keeps appending and health
+ * probes come from a third address. It reports the other tenant's append latency (target: p99
+ * under 100 ms, no failure), the probes (target: every one answered 200 within 2 s), the server's
+ * peak RSS against the bound its limits give (see `rssBound`), with the heap and external memory
+ * behind it, and whether the process survived; then it rewrites its own section of
+ * bench/RESULTS.md. The same attack runs first against the server as shipped, then (unless
  * SOAK_BASELINE=0) against the same server with V8's own heap growing factor
- * (`--heap-growing-percent=0`), the baseline. Traffic goes to 127.0.0.1 only.
+ * (`--heap-growing-percent=0`), the baseline. Traffic goes to 127/8 only: the attacker's from
+ * `ATTACKER`, the appends from 127.0.0.1, the probes from `PROBER` (all on the loopback interface).
  */
 import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
@@ -19,19 +22,29 @@ import { Agent, request } from 'undici'
 import { addToken } from '../src/auth/tokens.js'
 import { loadConfig } from '../src/config.js'
 import { HEAP_GROWING_PERCENT } from '../src/heap-growth.js'
+import { connectionCaps } from '../src/http/descriptor-limit.js'
 import { buildOnce, cpuSecondsOf, SERVER_UNDER_TEST, startOurServer } from './lib/processes.js'
+import { dribble, PROBE_TIMEOUT_MS, probeWhile } from './lib/reachability.js'
 import { MemorySampler, readHeap, type HeapReading } from './lib/server-memory.js'
 import { fmt, int, mib, percentileSorted, sleep, table, verdict, writeSection } from './lib/stats.js'
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 60)
 const P99_TARGET_MS = 100
 const SLOW_SOCKETS = 200
+/** Sockets that announce a 1e9-byte body without a token and send a byte of it every 5 s. */
+const DRIBBLERS = 240
+/** The server's file descriptor limit, soft and hard (Debian's usual soft limit by default). */
+const NOFILE = Number(process.env.SOAK_NOFILE ?? 1024)
+const ATTACKER = '127.0.0.66'
+const PROBER = '127.0.0.2'
 const HUGE_SESSIONS = 14
 const HUGE_MESSAGE = 'm'.repeat(4 * 1024 * 1024)
 const BLOB = Buffer.alloc(32 * 1024 * 1024, 3)
 const HEADING = '## Soak: one abusive tenant (`npm run bench:soak`)'
 /** The limits the server runs with: its defaults with tokens. */
 const LIMITS = loadConfig({ AUTH_TOKENS_FILE: 'tokens.json' })
+/** The connection caps the server runs with under NOFILE (src/http/descriptor-limit.ts). */
+const CAPS = connectionCaps({ total: LIMITS.maxConnections, perClient: LIMITS.maxConnectionsPerClient }, NOFILE)
 /** What the attacker's unsaved sessions may hold at most (MAX_UNSAVED_SESSIONS × MAX_UNSAVED_SESSION_BYTES). */
 const UNSAVED_BOUND = LIMITS.maxUnsavedSessions * LIMITS.maxUnsavedSessionBytes
 const GROWTH = 1 + HEAP_GROWING_PERCENT / 100
@@ -56,6 +69,8 @@ interface Run {
   name: string
   latencies: Float64Array
   victimFailures: number
+  probeLatencies: Float64Array
+  probeFailures: number
   before: HeapReading
   peakRss: number
   atPeak: HeapReading | undefined
@@ -74,11 +89,13 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
   const tokensFile = join(dir, 'tokens.json')
   const evil = (await addToken(tokensFile, { tenant: 'evil', scopes: ['write'] })).secret
   const good = (await addToken(tokensFile, { tenant: 'good', scopes: ['write'] })).secret
-  const server = await startOurServer(join(dir, 'data'), { AUTH_TOKENS_FILE: tokensFile }, undefined, nodeArgs)
+  const server = await startOurServer(join(dir, 'data'), { AUTH_TOKENS_FILE: tokensFile }, undefined, nodeArgs, NOFILE)
   const base = server.baseUrl
+  const port = Number(new URL(base).port)
   const counts = new Map<string, number>()
   const count = (what: string): void => { counts.set(what, (counts.get(what) ?? 0) + 1) }
-  const attacker = new Agent({ connections: 64 })
+  const fromAttacker = { localAddress: ATTACKER }
+  const attacker = new Agent({ connections: 64, connect: fromAttacker })
   const victim = new Agent({ connections: 1 })
   const call = async (secret: string, method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown, agent = attacker) => {
     const res = await request(`${base}${path}`, {
@@ -126,7 +143,7 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
   const sockets = new Set<Socket>()
   const slow = (): void => {
     if (!running()) return
-    const s = connect({ port: Number(new URL(base).port), host: '127.0.0.1' })
+    const s = connect({ port, host: '127.0.0.1', localAddress: ATTACKER })
     sockets.add(s)
     s.on('error', () => {})
     s.resume()
@@ -143,7 +160,7 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
   const downloads = async (): Promise<void> => {
     while (running()) {
       const held = await Promise.all(Array.from({ length: 8 }, async () => {
-        const agent = new Agent()
+        const agent = new Agent({ connect: fromAttacker })
         const res = await request(`${base}/v1/blobs/sha256/${hash}`, { dispatcher: agent, headers: { authorization: `Bearer ${evil}` } }).catch(() => undefined)
         count(`unread download ${res?.statusCode ?? 0}`)
         return { res, agent }
@@ -169,12 +186,19 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
     }
   }
 
+  // 5. Bodies announced as 1e9 bytes without a token, a byte every 5 s, reopened when cut.
+  const head = 'POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000000000\r\n\r\n{'
+  const dribblers = dribble(DRIBBLERS, { port, from: ATTACKER, head, everyMs: 5000, running, onCut: () => count('unauthenticated dribbler closed by the server') })
+  // Health probes from another address, all along.
+  const probes = probeWhile(port, PROBER, running)
+
   await Promise.all([unsaved(0), unsaved(1), listings(), listings(), downloads(), appends()])
+  const { latencies: probeLatencies, failures: probeFailures } = await probes
   sampler.stop()
   const survived = server.child.alive
   const after = survived ? await readHeap(base, server.child).catch(() => undefined) : undefined
   const cpuSeconds = cpuSecondsOf(server.child.pid) - cpu0
-  for (const s of sockets) s.destroy()
+  for (const s of [...sockets, ...dribblers]) s.destroy()
   await Promise.all([attacker.destroy(), victim.destroy()])
   await server.stop()
   rmSync(dir, { recursive: true, force: true })
@@ -182,6 +206,8 @@ async function attack (name: string, nodeArgs: string[]): Promise<Run> {
     name,
     latencies: Float64Array.from(latencies).sort(),
     victimFailures,
+    probeLatencies: Float64Array.from(probeLatencies).sort(),
+    probeFailures,
     before,
     peakRss: sampler.peakRss,
     atPeak: sampler.atPeak,
@@ -206,6 +232,9 @@ function rows (run: Run): string[][] {
     ['`good` append p50 (ms)', fmt(percentileSorted(run.latencies, 50)), '', ''],
     ['`good` append p99 (ms)', fmt(p99), `< ${P99_TARGET_MS}`, verdict(p99 < P99_TARGET_MS)],
     ['`good` append max (ms)', fmt(run.latencies[run.latencies.length - 1] ?? NaN), '', ''],
+    [`health probes from ${PROBER}`, int(run.probeLatencies.length), '', ''],
+    [`health probes not answered 200 within ${PROBE_TIMEOUT_MS} ms`, int(run.probeFailures), '0', verdict(run.probeFailures === 0)],
+    ['health probe p99 / max (ms)', `${fmt(percentileSorted(run.probeLatencies, 99))} / ${fmt(run.probeLatencies[run.probeLatencies.length - 1] ?? NaN)}`, '', ''],
     ['server RSS before the attack (MiB)', mib(run.before.rss), '', ''],
     ['RSS bound from the limits (MiB, see above)', mib(bound), '', ''],
     ['server peak RSS (MiB, sampled every 250 ms)', mib(run.peakRss), '< the bound', verdict(run.peakRss < bound)],
@@ -225,10 +254,12 @@ async function main (): Promise<void> {
   const section = [
     HEADING,
     '',
-    `${new Date().toISOString().slice(0, 10)}, ${SECONDS} s per run, server ${SERVER_UNDER_TEST}, tokens on (every default limit in force).`,
-    `Tenant \`evil\` ran 2 growing-unsaved-session loops (256 KiB user messages), ${SLOW_SOCKETS} dribbled bodies,`,
+    `${new Date().toISOString().slice(0, 10)}, ${SECONDS} s per run, server ${SERVER_UNDER_TEST}, tokens on (every default limit in force),`,
+    `under \`ulimit -n ${NOFILE}\`: ${CAPS.total} connections in all, ${CAPS.perClient} from one address.`,
+    `Tenant \`evil\` (from ${ATTACKER}) ran 2 growing-unsaved-session loops (256 KiB user messages), ${SLOW_SOCKETS} dribbled bodies`,
+    `with its token (a byte every 500 ms), ${DRIBBLERS} without a token (announced as 1e9 bytes, a byte every 5 s; both reopened when cut),`,
     `2 loops listing ${HUGE_SESSIONS} sessions with 4 MiB first messages, and 8 unread 32 MiB blob downloads at a time;`,
-    'tenant `good` appended one entry after another (20 ms apart).',
+    `tenant \`good\` (from 127.0.0.1) appended one entry after another (20 ms apart), and \`GET /healthz\` was probed from ${PROBER} every 250 ms.`,
     '',
     `The RSS bound is ${GROWTH} × (RSS before the attack + ${mib(UNSAVED_BOUND)} MiB): what the server held before, plus what the`,
     `attacker can make it hold (its unsaved sessions: MAX_UNSAVED_SESSIONS ${LIMITS.maxUnsavedSessions} × MAX_UNSAVED_SESSION_BYTES`,

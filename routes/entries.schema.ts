@@ -5,6 +5,7 @@
  */
 import { Type, type TSchema } from '@sinclair/typebox'
 import { problemResponses } from '../src/errors.js'
+import { MAX_JSON_DEPTH } from '../src/plugins/json-depth.js'
 import { BODY_ERRORS, ETagHeader } from '../src/schemas/responses.js'
 import { ref } from '../src/schemas/ref.js'
 import { Entry, NewEntry } from './entry-types.schema.js'
@@ -121,7 +122,7 @@ export const GetEntries = {
   description: 'Entry `i` of the page has `seq = after + i + 1`; `next` is the `after` of the next page, or `null` after the last.',
   params: IdParams,
   querystring: Type.Object({
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Default 0' })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Default 0; beyond 2^53 − 1 the answer is 400, never a rounded value' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'Default 100' })),
     blobs: BlobsQuery,
   }),
@@ -149,7 +150,12 @@ export const AppendEntries = {
     'message, a `model_usage` entry and a `task` tool result get a complete `usage`, zeroed where missing, and ' +
     'the answer shows that stored form; an entry the agents could not read (an assistant `content` that is not ' +
     'an array of blocks, a text block without a string `text`, a user message without a string or array ' +
-    '`content`, a usage record that is not an object, …) is refused with 400 naming the field.',
+    '`content`, a usage record that is not an object, …) is refused with 400 naming the field. ' +
+    'Numbers are stored by value: `1.0`, `1e2` and `-0` are stored as `1`, `100` and `0`, and a number that a double ' +
+    'cannot hold as sent (beyond ±1.8e308, so small that it would become 0, or with more digits than a double keeps, ' +
+    'such as most integers beyond 2^53 − 1) is refused with 400 `SS_INEXACT_NUMBER` naming its JSON path, never ' +
+    'stored rounded or as `null`: send such a number as a string. A `__proto__` key at the top level of an entry is ' +
+    'refused with 400 `SS_VALIDATION` naming it; inside a value it is kept as data.',
   params: IdParams,
   headers: Type.Object({
     ...IfMatchHeaders.properties,
@@ -164,6 +170,11 @@ export const AppendEntries = {
       headers: { ETag: ETagHeader, 'Idempotent-Replayed': Type.Literal('true') },
     },
     ...problemResponses(...BODY_ERRORS, 404, 412, 422, 507),
+    400: {
+      ...problemResponses(400)[400],
+      description: `The body is not JSON or nests deeper than ${MAX_JSON_DEPTH} levels (\`SS_INVALID_JSON\`), holds a number a double ` +
+        'cannot hold as sent (`SS_INEXACT_NUMBER`), or an entry is invalid (`SS_VALIDATION`); the detail names the JSON path',
+    },
     413: {
       ...problemResponses(413)[413],
       description: 'The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than ' +

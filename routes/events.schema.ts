@@ -22,7 +22,7 @@ export const SessionEvents = {
     'last-event-id': Type.Optional(Type.String({ pattern: '^\\s*[0-9]{0,15}\\s*$', description: 'The seq of the last entry received: a non-negative integer' })),
   }),
   querystring: Type.Object({
-    after: Type.Optional(Type.Integer({ minimum: 0, description: 'Start after this seq (default 0)' })),
+    after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'Start after this seq (default 0); beyond 2^53 − 1 the answer is 400' })),
     blobs: BlobsQuery,
   }),
   response: { 200: EventStream('Server-Sent Events'), ...problemResponses(400, 404, 422, 507) },

@@ -240,7 +240,8 @@ export const ImportSession = {
   description: "Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. " +
     'A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; ' +
     "an agent's title line before the header is read as the agents read it (docs/compatibility.md). " +
-    'The same text sent as `application/json` is taken too.',
+    'The same text sent as `application/json` is taken too. A number that a double cannot hold as sent is refused ' +
+    'with 400 `SS_INEXACT_NUMBER` naming its line and JSON path, as in an append.',
   consumes: ['application/x-ndjson', 'application/jsonl', 'text/plain'],
   querystring: Type.Object({ newId: Type.Optional(Type.Boolean()) }),
   body: Type.String({ description: 'The session file: one JSON object per line, the header first' }),

@@ -34,6 +34,7 @@ import openapi from './plugins/openapi.js'
 import overload from './plugins/overload.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
 import queryCoercion from './plugins/query-coercion.js'
+import requestBodies from './plugins/request-bodies.js'
 import routeAccess from './plugins/route-access.js'
 import securityHeaders from './plugins/security-headers.js'
 import serialization from './plugins/serialization.js'
@@ -66,6 +67,8 @@ export interface AppDeps {
    * `access_token` query parameters are redacted. Default: no logging.
    */
   logger?: FastifyServerOptions['logger'] | FastifyBaseLogger
+  /** The soft file descriptor limit the connection caps follow; default: this process's, read at start. */
+  descriptorLimit?: number
 }
 
 export type App = FastifyInstance<
@@ -132,7 +135,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
 
   // Order matters: route-access sees every route after it; the onRequest hooks run as
   // registered (CORS headers first, then the open mode's Host and Origin checks, then
-  // connection caps, then authentication, then load shedding per tenant).
+  // connection caps and the watch on request bodies, then authentication, then load shedding per tenant).
   await app.register(routeAccess)
   await app.register(problem)
   await app.register(metrics)
@@ -142,7 +145,8 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(queryCoercion)
   await app.register(cors)
   await app.register(loopbackGuard, { tokens: deps.tokens })
-  await app.register(connections)
+  await app.register(connections, deps.descriptorLimit === undefined ? {} : { descriptorLimit: deps.descriptorLimit })
+  await app.register(requestBodies)
   await app.register(access, { tokens: deps.tokens, tenants })
   await app.register(overload)
   await app.register(downloads)

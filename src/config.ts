@@ -69,13 +69,15 @@ export interface Config {
   requestTimeoutMs: number
   /** A request's headers must arrive within this many ms (at most `requestTimeoutMs`). */
   headersTimeoutMs: number
+  /** A request body that brings less than 1 KiB in this many ms (and does not end) is cut with 408. */
+  bodyStallTimeoutMs: number
   /** A socket idle this long is closed (live streams excepted). */
   connectionTimeoutMs: number
   /** An idle keep-alive socket is closed after this many ms. */
   keepAliveTimeoutMs: number
-  /** Open sockets in total; 0 = no cap. */
+  /** Open sockets in total; 0 = no cap. Lowered at start to what the descriptor limit allows (src/http/descriptor-limit.ts). */
   maxConnections: number
-  /** Open sockets from one client address; 0 = no cap. */
+  /** Open sockets from one client address; 0 = no cap. Lowered at start to half the total cap in force. */
   maxConnectionsPerClient: number
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
   corsOrigins: string[]
@@ -162,7 +164,9 @@ export function isLoopback (host: string): boolean {
   return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)
 }
 
-function timeouts (env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'> {
+type Timeouts = 'requestTimeoutMs' | 'headersTimeoutMs' | 'bodyStallTimeoutMs' | 'connectionTimeoutMs' | 'keepAliveTimeoutMs'
+
+function timeouts (env: Env): Pick<Config, Timeouts> {
   const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 120_000, 1, 86_400_000)
   const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', Math.min(15_000, requestTimeoutMs), 1, 86_400_000)
   if (headersTimeoutMs > requestTimeoutMs) {
@@ -171,6 +175,7 @@ function timeouts (env: Env): Pick<Config, 'requestTimeoutMs' | 'headersTimeoutM
   return {
     requestTimeoutMs,
     headersTimeoutMs,
+    bodyStallTimeoutMs: integer(env, 'BODY_STALL_TIMEOUT_MS', 10_000, 1, 86_400_000),
     connectionTimeoutMs: integer(env, 'CONNECTION_TIMEOUT_MS', 60_000, 1, 86_400_000),
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 5000, 1, 86_400_000),
   }

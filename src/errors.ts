@@ -52,6 +52,11 @@ type WithCause = { cause: unknown }
 
 export const Validation = createError<[string]>('SS_VALIDATION', '%s', 400)
 export const InvalidJson = createError<[string]>('SS_INVALID_JSON', '%s', 400)
+/** A number in a JSON body that a double cannot hold as sent (too large, too small, too many digits). Arguments: its JSON path, the number. */
+export const InexactNumber = createError<[string, string]>('SS_INEXACT_NUMBER',
+  'The number at %s (%s) cannot be stored as sent: a double would change it; send it as a string', 400)
+/** A request, its headers or its body did not arrive in time; answered on the socket, which then closes. */
+export const RequestTimeout = createError<[string]>('SS_REQUEST_TIMEOUT', '%s', 408)
 export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)
 export const InvalidBlobHash = createError(
   'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)
@@ -79,12 +84,14 @@ export const UnknownParent = createError<[string]>('SS_UNKNOWN_PARENT', "Parent 
 export const UnknownLabelTarget = createError<[string]>(
   'SS_UNKNOWN_LABEL_TARGET', "Label target '%s' does not exist", 422)
 // ── Access and limits ───────────────────────────────────────────────────────
+// The refusals a flood of requests meets (401, 403, 429) capture no stack trace: it would cost
+// each refused request some 20 µs, and these errors are answered, never logged with a stack.
 /** No usable credentials: no token, or one no token of the file matches. */
-export const Unauthenticated = createError<[string]>('SS_UNAUTHENTICATED', '%s', 401)
+export const Unauthenticated = createError<[string]>('SS_UNAUTHENTICATED', '%s', 401, Error, false)
 /** The token matches but its `expiresAt` has passed. */
-export const TokenExpired = createError('SS_TOKEN_EXPIRED', 'The access token has expired', 401)
+export const TokenExpired = createError('SS_TOKEN_EXPIRED', 'The access token has expired', 401, Error, false)
 /** A valid token without the scope the route needs. The argument is that scope. */
-export const Forbidden = createError<[string]>('SS_FORBIDDEN', "This route needs the '%s' scope", 403)
+export const Forbidden = createError<[string]>('SS_FORBIDDEN', "This route needs the '%s' scope", 403, Error, false)
 /** Token management needs tokens: the server runs without AUTH_TOKENS_FILE. */
 export const AuthDisabled = createError(
   'SS_AUTH_DISABLED', 'Authentication is off (no AUTH_TOKENS_FILE): there are no tokens to manage', 409)
@@ -96,7 +103,7 @@ export const TooManyTokens = createError<[string, number]>(
 export const BatchTooLarge = createError<[number, number]>(
   'SS_BATCH_TOO_LARGE', 'The batch has %d entries; at most %d are accepted at once', 413)
 /** The argument says when to retry, e.g. `1 minute`. */
-export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429)
+export const RateLimited = createError<[string]>('SS_RATE_LIMITED', 'Rate limit exceeded, retry in %s', 429, Error, false)
 /** Title changes of the tenant rewrote MAX_REWRITE_BYTES in the window. The argument says when to retry. */
 export const RewriteBudgetSpent = createError<[string]>('SS_REWRITE_BUDGET_SPENT',
   'Title changes rewrite whole session files and this tenant rewrote its limit for now; retry in %s', 429)

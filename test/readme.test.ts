@@ -15,6 +15,8 @@ import { IDEMPOTENCY_KEYS } from '../src/storage/jsonl/answer-memory.js'
 import { SSE_MAX_BUFFERED_BYTES } from '../src/registry/registry-core.js'
 import { LISTING_TEXT_MAX, MAX_TITLE_LENGTH } from '../src/session/listing-item.js'
 import { MAX_JSON_DEPTH } from '../src/plugins/json-depth.js'
+import { RESERVED_DESCRIPTORS } from '../src/http/descriptor-limit.js'
+import { MIN_BODY_BYTES } from '../src/http/stalled-bodies.js'
 import { startServer, type ServerProcess } from './helpers/server-process.js'
 
 const README = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8')
@@ -95,6 +97,8 @@ describe('README limits', () => {
     expect(value('a path parameter')).toBe(MAX_PARAM_LENGTH)
     expect(value('unsent bytes of one live stream')).toBe(SSE_MAX_BUFFERED_BYTES)
     expect(value('`Idempotency-Key`s remembered')).toBe(IDEMPOTENCY_KEYS)
+    expect(value('bytes a request body must bring')).toBe(MIN_BODY_BYTES)
+    expect(value('file descriptors kept out')).toBe(RESERVED_DESCRIPTORS)
     expect(README.replace(/\s+/g, ' ')).toContain(`heap growing factor at ${1 + HEAP_GROWING_PERCENT / 100} `)
   })
 })

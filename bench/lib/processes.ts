@@ -173,15 +173,21 @@ export interface ServerHandle {
 /**
  * Starts the real server as shipped (`SERVER_UNDER_TEST`) on a free port with `DATA_DIR=dataDir`
  * and waits for `/readyz`. `env` adds settings a benchmark needs (e.g. a larger BODY_LIMIT),
- * `extraNodeArgs` options of the node command line.
+ * `extraNodeArgs` options of the node command line, `descriptorLimit` the soft and hard file
+ * descriptor limit it runs under (a shell's `ulimit -n`, which then `exec`s node).
  */
-export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000, extraNodeArgs: readonly string[] = []): Promise<ServerHandle> {
+export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000, extraNodeArgs: readonly string[] = [],
+  descriptorLimit?: number): Promise<ServerHandle> {
   const port = await freePort()
   const start = performance.now()
   // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
   const nodeArgs = [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), ...extraNodeArgs]
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CONFIG_VARIABLES.includes(key)))
-  const proc = spawn(process.execPath, [...nodeArgs, join(ROOT, 'scripts', 'start.cjs')], {
+  const argv = [process.execPath, ...nodeArgs, join(ROOT, 'scripts', 'start.cjs')]
+  const [command, args] = descriptorLimit === undefined
+    ? [process.execPath, argv.slice(1)]
+    : ['sh', ['-c', `ulimit -n ${descriptorLimit} && exec "$@"`, 'sh', ...argv]]
+  const proc = spawn(command, args, {
     cwd: ROOT,
     env: { ...base, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -3,7 +3,10 @@
  * data, as in an imported file), except that an empty body is
  * no body: a `DELETE` or a body-less fork sent with `Content-Type: application/json` is not a
  * malformed request, and a route that needs a body still answers 400 through its schema. JSON
- * and JSONL nested deeper than `MAX_JSON_DEPTH` are 400 (src/plugins/json-depth.ts).
+ * and JSONL nested deeper than `MAX_JSON_DEPTH` are 400 (src/plugins/json-depth.ts). A number
+ * that a double cannot hold as sent (`1e309`, `12345678901234567890`) is 400
+ * `SS_INEXACT_NUMBER` naming its JSON path (src/plugins/json-numbers.ts): the body would
+ * otherwise be stored with `null` or a rounded number in its place.
  * JSONL bodies (session import, API.md "Sessions") arrive as `application/x-ndjson`,
  * `application/jsonl` or `text/plain` and are parsed as one UTF-8 string, but only for a route
  * that opts in, either with `config: { textBody: true }` or with a string body schema. Any other
@@ -14,12 +17,19 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { InvalidJson, UnsupportedMediaType } from '../errors.js'
+import { InexactNumber, InvalidJson, UnsupportedMediaType } from '../errors.js'
 import { MAX_JSON_DEPTH, nestedDeeperThan } from './json-depth.js'
+import { firstInexactNumber, jsonPathAt, tokenPreview } from './json-numbers.js'
 
 export const TEXT_BODY_TYPES = ['application/x-ndjson', 'application/jsonl', 'text/plain'] as const
 
 const TOO_DEEP = `Body nests objects or arrays deeper than ${MAX_JSON_DEPTH} levels`
+
+/** `SS_INEXACT_NUMBER` for the first number of `text` that a double cannot hold as sent, else null. */
+function inexactNumberIn (text: string, perLine = false): Error | null {
+  const found = firstInexactNumber(text, perLine)
+  return found === undefined ? null : new InexactNumber(jsonPathAt(text, found.at, perLine) || '/', tokenPreview(found.token))
+}
 
 /** True when the matched route takes a text body. */
 function acceptsText (req: FastifyRequest): boolean {
@@ -36,14 +46,14 @@ async function bodyParsers (app: FastifyInstance): Promise<void> {
   app.removeContentTypeParser('application/json')
   const text = (body: string, done: (err: Error | null, body?: unknown) => void): void => {
     if (nestedDeeperThan(body, MAX_JSON_DEPTH, true)) done(new InvalidJson(TOO_DEEP), undefined)
-    else done(null, body)
+    else done(inexactNumberIn(body, true), body)
   }
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const source = body.toString()
     if (acceptsText(req)) text(source, done)
     else if (source === '') done(null, undefined)
     else if (nestedDeeperThan(source, MAX_JSON_DEPTH)) done(new InvalidJson(TOO_DEEP), undefined)
-    else json(req, source, done)
+    else json(req, source, (err, parsed) => { done(err ?? inexactNumberIn(source), parsed) })
   })
   app.addContentTypeParser([...TEXT_BODY_TYPES], { parseAs: 'string' }, (req, body, done) => {
     if (!acceptsText(req)) done(new UnsupportedMediaType(String(req.headers['content-type'])), undefined)

@@ -7,12 +7,14 @@
  * takes is never judged by its body. Their details quote the URL with secrets redacted.
  */
 import { STATUS_CODES } from 'node:http'
+import type { Socket } from 'node:net'
+import { dirname, join } from 'node:path'
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify'
 import fp from 'fastify-plugin'
 import { redactUrl } from '../auth/redaction.js'
 import {
-  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RouteNotFound, STATUS_FALLBACK_CODES,
-  STORAGE_ERRNO_CODES,
+  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RequestTimeout, RouteNotFound,
+  STATUS_FALLBACK_CODES, STORAGE_ERRNO_CODES,
 } from '../errors.js'
 import { pathOf, RouteMethods } from './route-methods.js'
 
@@ -31,6 +33,21 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_DATABASE_UNAVAILABLE: 'The database is unavailable; retry after the time in Retry-After',
   SS_FILE_LOCK_TIMEOUT: 'Another process is changing the same file; try again',
 }
+
+/**
+ * Client errors whose messages name a file of the server (a session file's path under DATA_DIR):
+ * their details are these sentences instead, since a detail never names a server path.
+ */
+const PATH_FREE_DETAILS: Readonly<Record<string, string>> = {
+  SS_PATH_OUTSIDE_DATA_DIR: 'The path resolves outside the data directory',
+  SS_SESSION_VERSION_TOO_NEW: 'The session file has a version newer than this server supports',
+  SS_SESSION_VERSION_INVALID: 'The session file has an invalid version',
+  SS_FORK_SOURCE_INVALID: 'The fork source is not a valid session file',
+  SS_MOVE_DESTINATION_EXISTS: "Another session file already has this session's place under the new cwd",
+}
+
+/** The directory the server's code runs from (src/ or dist/src/ are below it). */
+const CODE_ROOT = join(import.meta.dirname, '..', '..')
 
 /** Seconds a client waits before retrying when the database is unavailable. */
 export const DATABASE_RETRY_AFTER_S = 2
@@ -66,6 +83,7 @@ export function toProblemFacts (err: unknown): ProblemFacts {
   if (status === undefined) return INTERNAL
   if (code?.startsWith('SS_') === true) {
     if (status >= 500) return { status, code, detail: SERVER_DETAILS[code] }
+    if (PATH_FREE_DETAILS[code] !== undefined) return { status, code, detail: PATH_FREE_DETAILS[code] }
     const message = fieldOf(err, 'message')
     return { status, code, detail: typeof message === 'string' ? message : undefined }
   }
@@ -94,9 +112,21 @@ function sendProblem (reply: FastifyReply, facts: ProblemFacts): FastifyReply {
     .send(problemBody(facts))
 }
 
+/**
+ * `detail` with every one of `paths` (absolute directories and files of the server) replaced by
+ * `…`: a safety net under `PATH_FREE_DETAILS` for messages that quote one anyway.
+ */
+export function withoutServerPaths (detail: string | undefined, paths: readonly string[]): string | undefined {
+  if (detail === undefined) return undefined
+  let out = detail
+  for (const path of paths) if (path.length > 1) out = out.replaceAll(path, '…')
+  return out
+}
+
 /** Answers `err` as a problem; logs a 5xx with `{ err }`. */
-function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const facts = toProblemFacts(err)
+function handleError (err: unknown, req: FastifyRequest, reply: FastifyReply, serverPaths: readonly string[] = []): FastifyReply {
+  const raw = toProblemFacts(err)
+  const facts = { ...raw, detail: withoutServerPaths(raw.detail, serverPaths) }
   if (facts.code === 'SS_DATABASE_UNAVAILABLE') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S))
   if (facts.status >= 500 && !EXPECTED_SERVER_CODES.has(facts.code)) req.log.error({ err }, 'request failed')
   else req.log.debug({ code: facts.code, status: facts.status }, 'request rejected')
@@ -119,7 +149,9 @@ function isBodyError (err: unknown): boolean {
   return typeof code === 'string' && (code.startsWith('FST_ERR_CTP_') || BODY_ERROR_CODES.has(code))
 }
 
-const BODY_ERROR_CODES: ReadonlySet<string> = new Set(['FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'SS_INVALID_JSON', 'SS_UNSUPPORTED_MEDIA_TYPE'])
+const BODY_ERROR_CODES: ReadonlySet<string> = new Set([
+  'FST_ERR_ROUTE_MISSING_CONTENT_TYPE', 'SS_INVALID_JSON', 'SS_INEXACT_NUMBER', 'SS_UNSUPPORTED_MEDIA_TYPE',
+])
 
 /** The 405 (with `Allow`) or 404 of a request that no route takes. */
 function noRoute (routes: RouteMethods, req: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -147,22 +179,53 @@ async function problem (app: FastifyInstance): Promise<void> {
   })
   // The body of a request no route takes (unparsable, without a content type) is never read for
   // its own sake: the answer is the not-found handler's.
-  app.setErrorHandler((err, req, reply) => req.is404 && isBodyError(err) ? noRoute(routes, req, reply) : handleError(err, req, reply))
+  const { dataDir, authTokensFile } = app.config
+  const serverPaths = [dataDir, ...(authTokensFile === undefined ? [] : [authTokensFile, dirname(authTokensFile)]), CODE_ROOT]
+  app.setErrorHandler((err, req, reply) => req.is404 && isBodyError(err) ? noRoute(routes, req, reply) : handleError(err, req, reply, serverPaths))
   app.setNotFoundHandler((req, reply) => noRoute(routes, req, reply))
 }
 
 export default fp(problem, { name: 'problem', fastify: '5.x' })
 
+/** Node's socket-level errors and what they answer with; anything else is a malformed request (400). */
+const SOCKET_ERRORS: Readonly<Record<string, ProblemFacts>> = {
+  HPE_HEADER_OVERFLOW: { status: 431, code: 'SS_HEADERS_TOO_LARGE', detail: 'Request headers too large' },
+  ERR_HTTP_REQUEST_TIMEOUT: toProblemFacts(new RequestTimeout('The request did not arrive in time (REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS)')),
+}
+
+/** The in-flight response of a socket, when Node has attached one. */
+const responseOf = (socket: Socket): { headersSent: boolean } | undefined =>
+  (socket as Socket & { _httpMessage?: { headersSent: boolean } | null })._httpMessage ?? undefined
+
+/** How long a closing socket may take to hand its last answer to the kernel before it is destroyed. */
+const CLOSE_GRACE_MS = 1000
+
+/**
+ * Answers `facts` on the raw socket, unless an answer to its request has started, and closes the
+ * socket: whatever the client still sends is never read.
+ */
+export function closeWithProblem (socket: Socket, facts: ProblemFacts | undefined): void {
+  if (facts !== undefined && socket.writable && responseOf(socket)?.headersSent !== true) {
+    const body = JSON.stringify(problemBody(facts))
+    socket.end(`HTTP/1.1 ${facts.status} ${STATUS_CODES[facts.status] ?? 'Error'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
+      'X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n' +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy())
+    setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref()
+  } else {
+    socket.destroy()
+  }
+}
+
 /**
  * Fastify's `clientErrorHandler`: a request too malformed to reach routing (a broken request
  * line or header, a bad Content-Length, headers over the size limit) still gets a problem+json
- * answer, then the connection closes. Node's parser error codes decide the status.
+ * answer, and so does one that ran out of time (408: REQUEST_TIMEOUT_MS, HEADERS_TIMEOUT_MS);
+ * then the connection closes. A reset by the client answers nothing.
  */
-export function clientErrorHandler (err: NodeJS.ErrnoException, socket: import('node:net').Socket): void {
-  if (!socket.writable) return
-  const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
-  const body = JSON.stringify(problemBody({ status, code: status === 431 ? 'SS_HEADERS_TOO_LARGE' : 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' }))
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\n` +
-    'X-Content-Type-Options: nosniff\r\n' +
-    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`)
+export function clientErrorHandler (err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET') {
+    socket.destroy()
+    return
+  }
+  closeWithProblem(socket, SOCKET_ERRORS[err.code ?? ''] ?? { status: 400, code: 'SS_BAD_REQUEST', detail: 'Malformed HTTP request' })
 }

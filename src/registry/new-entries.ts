@@ -65,6 +65,8 @@ function validateEntry (entry: unknown, at: string, exists: (id: string) => bool
   for (const key of ASSIGNED_KEYS) {
     if (Object.hasOwn(entry, key)) throw new Validation(`${at} must not have '${key}': the server assigns it`)
   }
+  // Copied into the new entry, the key would set its prototype and vanish: refused, never dropped.
+  if (Object.hasOwn(entry, '__proto__')) throw new Validation(`${at}/__proto__ cannot be stored: no entry has this field (inside a value it is kept as data)`)
   // A type this build does not know is stored as it is (SPEC.md §3.4); only the header's is refused.
   if (isOtherEntryType(entry.type)) return
   const check = typeof entry.type === 'string' ? checks.get(entry.type) : undefined

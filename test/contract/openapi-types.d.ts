@@ -207,7 +207,7 @@ export interface paths {
         put?: never;
         /**
          * Import a session file (JSONL, any version)
-         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md). The same text sent as `application/json` is taken too.
+         * @description Keeps the file's session id (409 when it exists) unless `newId=true`. Old versions are migrated. A current file (LF-terminated compact JSON lines) is stored byte for byte, so the export returns it unchanged; an agent's title line before the header is read as the agents read it (docs/compatibility.md). The same text sent as `application/json` is taken too. A number that a double cannot hold as sent is refused with 400 `SS_INEXACT_NUMBER` naming its line and JSON path, as in an append.
          */
         post: operations["importSession"];
         delete?: never;
@@ -319,7 +319,7 @@ export interface paths {
         put?: never;
         /**
          * Append entries (atomic batch)
-         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to `parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one. Entries are stored so that the agents can open and list the file (docs/compatibility.md): an assistant message, a `model_usage` entry and a `task` tool result get a complete `usage`, zeroed where missing, and the answer shows that stored form; an entry the agents could not read (an assistant `content` that is not an array of blocks, a text block without a string `text`, a user message without a string or array `content`, a usage record that is not an object, …) is refused with 400 naming the field.
+         * @description Validated whole, then all appended contiguous in seq, or none. Answers once the batch is durable (`persisted: true`) or held under the deferral rule (`persisted: false`). The first entry attaches to `parentId` when given, else to the current leaf. One NewEntry as the whole body is a batch of one. Entries are stored so that the agents can open and list the file (docs/compatibility.md): an assistant message, a `model_usage` entry and a `task` tool result get a complete `usage`, zeroed where missing, and the answer shows that stored form; an entry the agents could not read (an assistant `content` that is not an array of blocks, a text block without a string `text`, a user message without a string or array `content`, a usage record that is not an object, …) is refused with 400 naming the field. Numbers are stored by value: `1.0`, `1e2` and `-0` are stored as `1`, `100` and `0`, and a number that a double cannot hold as sent (beyond ±1.8e308, so small that it would become 0, or with more digits than a double keeps, such as most integers beyond 2^53 − 1) is refused with 400 `SS_INEXACT_NUMBER` naming its JSON path, never stored rounded or as `null`: send such a number as a string. A `__proto__` key at the top level of an entry is refused with 400 `SS_VALIDATION` naming it; inside a value it is kept as data.
          */
         post: operations["appendEntries"];
         delete?: never;
@@ -3057,7 +3057,7 @@ export interface operations {
     getEntries: {
         parameters: {
             query?: {
-                /** @description Default 0 */
+                /** @description Default 0; beyond 2^53 − 1 the answer is 400, never a rounded value */
                 after?: number;
                 /** @description Default 100 */
                 limit?: number;
@@ -3200,7 +3200,7 @@ export interface operations {
                     "application/json": components["schemas"]["AppendResult"];
                 };
             };
-            /** @description Bad Request */
+            /** @description The body is not JSON or nests deeper than 1000 levels (`SS_INVALID_JSON`), holds a number a double cannot hold as sent (`SS_INEXACT_NUMBER`), or an entry is invalid (`SS_VALIDATION`); the detail names the JSON path */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4032,7 +4032,7 @@ export interface operations {
     subscribe: {
         parameters: {
             query?: {
-                /** @description Start after this seq (default 0) */
+                /** @description Start after this seq (default 0); beyond 2^53 − 1 the answer is 400 */
                 after?: number;
                 /** @description `ref` keeps image data as `blob:sha256:<hex>` refs; default `inline` (base64) */
                 blobs?: "inline" | "ref";

@@ -20,9 +20,16 @@ export interface ServerProcess {
   exited: Promise<[number | null, NodeJS.Signals | null]>
 }
 
-/** `entry`: the compiled server to run; default the test run's build (outside vitest, pass one). */
-export async function startServer (env: Record<string, string>, timeoutMs = 15_000, entry = builtServer()): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [entry], {
+/**
+ * `entry`: the compiled server to run; default the test run's build (outside vitest, pass one).
+ * `descriptorLimit`: the soft and hard file descriptor limit the server runs under, set by a
+ * shell's `ulimit -n` that then becomes the server (`exec`), so the server's pid is the child's.
+ */
+export async function startServer (env: Record<string, string>, timeoutMs = 15_000, entry = builtServer(), descriptorLimit?: number): Promise<ServerProcess> {
+  const [command, args] = descriptorLimit === undefined
+    ? [process.execPath, [entry]]
+    : ['sh', ['-c', `ulimit -n ${descriptorLimit} && exec "$0" "$1"`, process.execPath, entry]]
+  const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

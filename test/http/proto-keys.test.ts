@@ -1,7 +1,8 @@
 /**
  * A `__proto__` (or `constructor.prototype`) key in a JSON body is plain data, as it is in an
  * imported session file: the entry is stored and returned with the key as its own property, and
- * no prototype is changed on the way.
+ * no prototype is changed on the way. At the top level of an appended entry, where no entry type
+ * has such a field, it is refused with 400 naming it, never dropped.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
@@ -65,5 +66,23 @@ it('accepts the key at the top level of a body, where the schema then judges it'
   const res = await app.inject({ method: 'POST', url: '/v1/sessions', headers: JSON_TYPE, payload: '{"cwd":"/p","__proto__":{"x":1}}' })
   expect(res.statusCode).toBe(400)
   expect(res.json()).toMatchObject({ code: 'SS_VALIDATION' })
+  expectNoPollution()
+})
+
+it('refuses a __proto__ key at the top level of an appended entry, naming it, rather than dropping it', async () => {
+  const { session } = await persistedSession(app)
+  const id = session.header.id
+  const before = (await app.inject({ method: 'GET', url: `/v1/sessions/${id}/entries` })).json().total as number
+  for (const payload of [
+    '{"type":"custom","customType":"x","__proto__":{"polluted":"yes"},"data":1}',
+    '{"entries":[{"type":"custom","customType":"x","data":1},{"type":"custom","customType":"x","__proto__":{"polluted":"yes"}}]}',
+  ]) {
+    const res = await app.inject({ method: 'POST', url: `/v1/sessions/${id}/entries`, headers: JSON_TYPE, payload })
+    expect(res.statusCode, res.body).toBe(400)
+    expect(res.json()).toMatchObject({ code: 'SS_VALIDATION' })
+    expect(res.json().detail).toMatch(/^entries\/\d\/__proto__ /)
+  }
+  const after = (await app.inject({ method: 'GET', url: `/v1/sessions/${id}/entries` })).json().total as number
+  expect(after).toBe(before)
   expectNoPollution()
 })

@@ -2,9 +2,10 @@
  * `npm start` compiles only when dist/ is missing or older than a source file, and sizes the
  * thread pool before its first use.
  */
-import { execFileSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -84,5 +85,34 @@ describe('npm start\'s thread pool', () => {
   it('runs 64 threads unless UV_THREADPOOL_SIZE says otherwise', () => {
     // Same process apart from the pool: 64 threads instead of the 4 asked for.
     expect(threads({}) - threads({ UV_THREADPOOL_SIZE: '4' })).toBe(60)
+  })
+})
+
+describe('npm start\'s descriptor limit', () => {
+  interface Limits { soft: number, hard: number }
+  const { descriptorLimits, raiseDescriptorLimit } = createRequire(import.meta.url)('../../scripts/start.cjs') as {
+    descriptorLimits: (pid?: number) => Limits | undefined
+    raiseDescriptorLimit: (pid?: number) => Limits | undefined
+  }
+
+  it('raises the soft limit of a process to its hard one, in place', async () => {
+    // A process started with a low soft limit, like a shell's `ulimit -Sn` leaves it.
+    const child = spawn('sh', ['-c', 'ulimit -Sn 128; exec sleep 30'], { stdio: 'ignore' })
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 200))
+      const before = descriptorLimits(child.pid)
+      expect(before?.soft).toBe(128)
+      const after = raiseDescriptorLimit(child.pid)
+      expect(after?.soft).toBe(before?.hard)
+      expect(descriptorLimits(child.pid)).toEqual({ soft: before?.hard, hard: before?.hard })
+    } finally {
+      child.kill('SIGKILL')
+    }
+  })
+
+  it('leaves a limit alone when the soft one is the hard one already', () => {
+    const limits = descriptorLimits()
+    expect(limits?.soft).toBe(limits?.hard)
+    expect(raiseDescriptorLimit()).toEqual(limits)
   })
 })

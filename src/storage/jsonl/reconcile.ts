@@ -97,9 +97,9 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
       if (stopped()) return false
       for (const path of filesOf(storage, dir)) {
         if (++looked % BATCH === 0) await turn()
-      const rel = ctx.rel(path)
-      const row = known.get(rel)
-      known.delete(rel)
+        const rel = ctx.rel(path)
+        const row = known.get(rel)
+        known.delete(rel)
         try {
           const { size, mtimeMs } = storage.statSync(path)
           if (row !== undefined && row.size === size && mtimeMs <= row.checked + MTIME_SLACK_MS) continue
