@@ -7,6 +7,7 @@ import { resolve } from 'node:path'
 import { InvalidConfig } from './errors.js'
 import type { RegistryLimits } from './registry/registry-core.js'
 import type { StorageKind } from './storage/index.js'
+import { DEFAULT_DATABASE_TIMEOUT_MS } from './storage/postgres/pool.js'
 import { DEFAULT_UNSAVED_MAX_AGE_MS } from './storage/postgres/pg-purge.js'
 
 export type { StorageKind }
@@ -21,6 +22,11 @@ export interface Config {
   storage: StorageKind
   /** `DATABASE_URL`: the PostgreSQL database of `STORAGE=postgres` (set exactly then). */
   databaseUrl?: string
+  /**
+   * `DATABASE_TIMEOUT_MS`, with `STORAGE=postgres`: the longest an operation waits for the
+   * database (a connection, one statement, an append in all) before it answers 503.
+   */
+  databaseTimeoutMs?: number
   logLevel: LogLevel
   /** Largest request body in bytes. */
   bodyLimit: number
@@ -111,7 +117,7 @@ function storageKind (env: Env): StorageKind {
 }
 
 /** `DATABASE_URL`, required with `STORAGE=postgres` (a `postgres://` or `postgresql://` URL), ignored otherwise. */
-function databaseUrl (env: Env, storage: StorageKind): { databaseUrl?: string } {
+function databaseUrl (env: Env, storage: StorageKind): { databaseUrl?: string, databaseTimeoutMs?: number } {
   if (storage !== 'postgres') return {}
   const raw = read(env, 'DATABASE_URL')
   if (raw === undefined) throw new InvalidConfig('DATABASE_URL', 'required with STORAGE=postgres, e.g. postgres://user@host:5432/sessions')
@@ -119,7 +125,7 @@ function databaseUrl (env: Env, storage: StorageKind): { databaseUrl?: string } 
   if (protocol !== 'postgres:' && protocol !== 'postgresql:') {
     throw new InvalidConfig('DATABASE_URL', 'expected a postgres:// or postgresql:// URL')
   }
-  return { databaseUrl: raw }
+  return { databaseUrl: raw, databaseTimeoutMs: integer(env, 'DATABASE_TIMEOUT_MS', DEFAULT_DATABASE_TIMEOUT_MS, 100, 600_000) }
 }
 
 function logLevel (env: Env): LogLevel {

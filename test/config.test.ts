@@ -170,6 +170,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ STORAGE: 'disk', DATABASE_URL: url }).databaseUrl).toBeUndefined()
   })
 
+  it('bounds every wait for the database by DATABASE_TIMEOUT_MS, 10 s unless set, at least 100 ms', () => {
+    const postgres = { STORAGE: 'postgres', DATABASE_URL: 'postgres://app@db.example/sessions' }
+    expect(loadConfig(postgres).databaseTimeoutMs).toBe(10_000)
+    expect(loadConfig({ ...postgres, DATABASE_TIMEOUT_MS: '2500' }).databaseTimeoutMs).toBe(2500)
+    expect(() => loadConfig({ ...postgres, DATABASE_TIMEOUT_MS: '99' })).toThrow('DATABASE_TIMEOUT_MS')
+    expect(loadConfig({ DATABASE_TIMEOUT_MS: '2500' }).databaseTimeoutMs).toBeUndefined()
+  })
+
   it.each([
     ['PORT', '65536'], ['PORT', '-1'], ['PORT', '80x'], ['PORT', '1.5'],
     ['BODY_LIMIT', '0'], ['BODY_LIMIT', 'lots'], ['MAX_OPEN_SESSIONS', '0'],

@@ -19,7 +19,7 @@ import { PgBlobStore } from './postgres/pg-blob-store.js'
 import { DEFAULT_UNSAVED_MAX_AGE_MS, startPurging } from './postgres/pg-purge.js'
 import { PgStore } from './postgres/pg-store.js'
 import { upgradeLegacy } from './postgres/pg-upgrade.js'
-import { createPool } from './postgres/pool.js'
+import { createPool, DEFAULT_DATABASE_TIMEOUT_MS } from './postgres/pool.js'
 import type { SessionStore } from './store.js'
 
 export interface OpenedStore {
@@ -30,7 +30,7 @@ export interface OpenedStore {
   close(): Promise<void>
 }
 
-type StoreConfig = Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'unsavedSessionMaxAgeMs'>>
+type StoreConfig = Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'unsavedSessionMaxAgeMs' | 'databaseTimeoutMs'>>
 
 export async function openStore (config: StoreConfig, logger: Logger = silentLogger): Promise<OpenedStore> {
   const kind = config.storage
@@ -43,7 +43,8 @@ export async function openStore (config: StoreConfig, logger: Logger = silentLog
   }
   if (config.databaseUrl === undefined) throw new InvalidConfig('DATABASE_URL', 'required with STORAGE=postgres')
   const lock = await acquireInstanceLock(config.databaseUrl, 'server')
-  const pool = createPool(config.databaseUrl, { logger })
+  const timeoutMs = config.databaseTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS
+  const pool = createPool(config.databaseUrl, { logger, connectTimeoutMs: timeoutMs, statementTimeoutMs: timeoutMs })
   let store: PgStore | undefined
   let stopPurging: (() => void) | undefined
   let closed: Promise<void> | undefined
@@ -57,9 +58,15 @@ export async function openStore (config: StoreConfig, logger: Logger = silentLog
     }
   }
   try {
-    await migrate(pool, { logger })
-    await upgradeLegacy(pool, config.dataDir, logger)
-    store = await PgStore.open(pool, { listenUrl: config.databaseUrl, logger })
+    // Migrations and the move of an older database's rows may run long: a pool of their own, with no statement timeout.
+    const maintenance = createPool(config.databaseUrl, { max: 2, connectTimeoutMs: timeoutMs, statementTimeoutMs: 0, logger })
+    try {
+      await migrate(maintenance, { logger })
+      await upgradeLegacy(maintenance, config.dataDir, logger)
+    } finally {
+      await maintenance.end()
+    }
+    store = await PgStore.open(pool, { listenUrl: config.databaseUrl, logger, timeoutMs })
     stopPurging = await startPurging(pool, config.unsavedSessionMaxAgeMs ?? DEFAULT_UNSAVED_MAX_AGE_MS, logger)
     return { store, blobs: (_root, tenant) => new PgBlobStore(pool, tenant), close: async () => { closed ??= close(); await closed } }
   } catch (err) {

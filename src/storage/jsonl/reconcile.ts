@@ -9,7 +9,8 @@
  * since are looked into: those whose mtime moved (a file made, removed or renamed in them) and
  * those the index knows no file of (made or renamed meanwhile). A crash leaves no such mark, and
  * the next start looks at every file. An agent's append to a file while no server ran is found
- * when the session is next loaded (jsonl-store.ts).
+ * when the session is next loaded (jsonl-store.ts). In the directories looked into, the temp
+ * files of rewrites that a crash cut short are deleted.
  */
 import { basename, dirname, join } from 'node:path'
 import { TENANT_RE } from '../../auth/tokens.js'
@@ -59,9 +60,35 @@ export function sessionDirs (storage: SessionStorage, root: string): string[] {
   return storage.listDirsSync(join(root, 'sessions')).filter((dir) => !basename(dir).startsWith('.'))
 }
 
-/** The session files of `dir` (`*.jsonl`). */
-export function filesOf (storage: SessionStorage, dir: string): string[] {
-  return storage.listFilesSync(dir, '*.jsonl').filter((path) => path.endsWith('.jsonl'))
+/** A rewrite's temp file (write-queue.ts `tempPathFor`), left behind when the server died mid-rewrite. */
+const REWRITE_TEMP = /^\..+\.jsonl\.[0-9a-f]{16}\.tmp$/
+
+/**
+ * The session files of `dir` (`*.jsonl`); rewrites' temp files made before `before` (epoch ms),
+ * which a server that died mid-rewrite left, go to `stale`.
+ */
+function filesOf (storage: SessionStorage, dir: string, before: number, stale: string[]): string[] {
+  const files: string[] = []
+  for (const path of storage.listFilesSync(dir, '*')) {
+    if (path.endsWith('.jsonl')) files.push(path)
+    else if (REWRITE_TEMP.test(basename(path)) && modifiedBefore(storage, path, before)) stale.push(path)
+  }
+  return files
+}
+
+function modifiedBefore (storage: SessionStorage, path: string, before: number): boolean {
+  try {
+    return storage.statSync(path).mtimeMs < before
+  } catch {
+    return false
+  }
+}
+
+/** Deletes the temp files of rewrites cut short by a stop. */
+async function removeStale (ctx: ReconcileContext, stale: readonly string[]): Promise<void> {
+  for (const path of stale) {
+    await ctx.storage.unlink(path).then(() => { ctx.log.info({ file: ctx.rel(path) }, 'Deleted the temp file of a rewrite that a stop cut short') }, () => {})
+  }
 }
 
 /** False when `dir` did not change since `since` (epoch ms) and the index knows files in it. */
@@ -85,6 +112,7 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
   const known = new Map(index.files().map((row) => [row.path, row]))
   const knownDirs = new Set([...known.keys()].map((rel) => dirname(ctx.abs(rel))))
   const changed: Found[] = []
+  const stale: string[] = []
   /** Directories left as they were since the clean stop: their files are where the index says. */
   const unchanged = new Set<string>()
   let looked = 0
@@ -95,7 +123,7 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
         continue
       }
       if (stopped()) return false
-      for (const path of filesOf(storage, dir)) {
+      for (const path of filesOf(storage, dir, started, stale)) {
         if (++looked % BATCH === 0) await turn()
         const rel = ctx.rel(path)
         const row = known.get(rel)
@@ -110,6 +138,7 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
       }
     }
   }
+  await removeStale(ctx, stale)
   // Only files of the directories looked into (or gone) can be gone.
   for (const rel of known.keys()) if (unchanged.has(dirname(ctx.abs(rel)))) known.delete(rel)
   let next = 0

@@ -5,6 +5,7 @@
  * only its own sessions' rows), so the commit does not wait on one round trip at a time.
  */
 import type pg from 'pg'
+import { DatabaseUnavailable } from '../../errors.js'
 import { commitBatch } from '../../metrics/instruments.js'
 import type { KeptAnswer } from '../store.js'
 import { query } from './pool.js'
@@ -34,7 +35,7 @@ export type AppendStatus =
   | { status: 'stale' | 'missing' }
   | { status: 'answered', answers: Map<string, KeptAnswer> }
 
-interface Waiting { item: AppendItem, resolve: (s: AppendStatus) => void, reject: (err: unknown) => void }
+interface Waiting { item: AppendItem, resolve: (s: AppendStatus) => void, reject: (err: unknown) => void, timer: NodeJS.Timeout }
 
 /** Statements of the group commit running at once. */
 const CONCURRENT_GROUPS = 4
@@ -46,18 +47,38 @@ const groupCommit = commitBatch.labels({ storage: 'postgres' })
 export class AppendGroups {
   readonly #pool: pg.Pool
   readonly #origin: string
+  readonly #timeoutMs: number
   readonly #waiting: Waiting[] = []
   #running = 0
 
-  /** `origin`: this server's id, carried by its notifications. */
-  constructor (pool: pg.Pool, origin: string) {
+  /**
+   * `origin`: this server's id, carried by its notifications; `timeoutMs`: the longest an append
+   * waits, queued and running, before it fails with `DatabaseUnavailable`.
+   */
+  constructor (pool: pg.Pool, origin: string, timeoutMs: number) {
     this.#pool = pool
     this.#origin = origin
+    this.#timeoutMs = timeoutMs
   }
 
+  /**
+   * Stores `item` with the next group. Past the time allowed it fails: still queued, it is never
+   * sent; already sent, whether it was stored is unknown, and the caller reads the session again
+   * before its next write (a stale `expect` then keeps the two from both being stored).
+   */
   submit (item: AppendItem): Promise<AppendStatus> {
     return new Promise((resolve, reject) => {
-      this.#waiting.push({ item, resolve, reject })
+      const waiting: Waiting = {
+        item,
+        resolve: (status) => { clearTimeout(waiting.timer); resolve(status) },
+        reject: (err) => { clearTimeout(waiting.timer); reject(err) },
+        timer: setTimeout(() => {
+          const at = this.#waiting.indexOf(waiting)
+          if (at >= 0) this.#waiting.splice(at, 1)
+          reject(new DatabaseUnavailable({ cause: new Error(`The append had no answer from the database within ${this.#timeoutMs} ms`) }))
+        }, this.#timeoutMs),
+      }
+      this.#waiting.push(waiting)
       if (this.#running < CONCURRENT_GROUPS) void this.#run()
     })
   }

@@ -23,6 +23,8 @@ export interface FeedOptions {
   origin: string
   logger: Logger
   pool: pg.Pool
+  /** Longest wait for the database (the LISTEN connection's heartbeat). */
+  timeoutMs: number
   /** The journals open on this server (checked after a reconnect). */
   open: () => ReadonlySet<PgJournal>
 }
@@ -38,6 +40,7 @@ export class ChangeFeed {
       url: options.url,
       channel: 'ss_changes',
       reconnectMs: 100,
+      timeoutMs: options.timeoutMs,
       logger: options.logger,
       onNotification: (payload) => { this.#heard(payload) },
       onReconnect: (lostAt) => { void this.#resync(lostAt) },

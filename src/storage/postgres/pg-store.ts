@@ -16,7 +16,7 @@ import { AppendGroups } from './pg-appends.js'
 import { ChangeFeed } from './pg-feed.js'
 import { listingColumns, notifyChange, PgJournal, type JournalStart, type PgJournalContext } from './pg-journal.js'
 import { storable, textArray } from './pg-text.js'
-import { databaseError, query, transaction } from './pool.js'
+import { databaseError, DEFAULT_DATABASE_TIMEOUT_MS, query, transaction } from './pool.js'
 
 /** Lines read per page while a session's text is sent on. */
 const PAGE_LINES = 5000
@@ -29,6 +29,8 @@ export interface PgStoreOptions {
   /** The database's URL, for the connection that listens to other servers' changes. */
   listenUrl: string
   logger: Logger
+  /** Longest wait for the database: an append, the change feed's heartbeat (default DEFAULT_DATABASE_TIMEOUT_MS). */
+  timeoutMs?: number
 }
 
 export class PgStore implements SessionStore {
@@ -40,8 +42,9 @@ export class PgStore implements SessionStore {
   private constructor (pool: pg.Pool, options: PgStoreOptions) {
     const origin = randomUUID()
     this.#pool = pool
-    this.#ctx = { pool, appends: new AppendGroups(pool, origin), origin, forget: (j) => { this.#open.delete(j) } }
-    this.#feed = new ChangeFeed({ url: options.listenUrl, origin, logger: options.logger, open: () => this.#open, pool })
+    const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS
+    this.#ctx = { pool, appends: new AppendGroups(pool, origin, timeoutMs), origin, forget: (j) => { this.#open.delete(j) } }
+    this.#feed = new ChangeFeed({ url: options.listenUrl, origin, logger: options.logger, open: () => this.#open, pool, timeoutMs })
   }
 
   /** The store over the (migrated) database of `pool`, following the changes of other servers. */
@@ -172,7 +175,8 @@ export class PgStore implements SessionStore {
     const client = await this.#pool.connect().catch((err: unknown) => { throw databaseError(err) })
     let handedOver = false
     try {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY')
+      // Read as fast as the reader takes it, so a slow one is not cut off by the idle timeout.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL idle_in_transaction_session_timeout = 0')
       const { rows } = await client.query<SessionRow>(
         'SELECT head, lines, torn, saved, version, modified, size FROM ss_sessions WHERE tenant = $1 AND id = $2', [tenant, id])
       const row = rows[0]

@@ -10,12 +10,19 @@ import { DatabaseUnavailable } from '../../errors.js'
 import { addGaugeSource } from '../../metrics/instruments.js'
 import { silentLogger, type Logger } from '../../session/logger.js'
 
+/** `DATABASE_TIMEOUT_MS` unset: the longest wait for a connection, one statement or an append. */
+export const DEFAULT_DATABASE_TIMEOUT_MS = 10_000
+
 export interface PoolOptions {
   /** Most connections at once (default 10). */
   max?: number
-  /** Longest wait for a connection, in ms (default 5000). */
+  /** Longest wait for a connection, in ms (default DEFAULT_DATABASE_TIMEOUT_MS). */
   connectTimeoutMs?: number
-  /** Longest run of one statement, in ms, enforced by the server and the client (default 15000). */
+  /**
+   * Longest run of one statement, in ms, enforced by the server and the client (default
+   * DEFAULT_DATABASE_TIMEOUT_MS; 0: none, for migrations). A connection whose statement ran out
+   * of time is closed, not reused: on a stalled network it would never answer again.
+   */
   statementTimeoutMs?: number
   /** An idle connection is closed after this many ms (default 30000). */
   idleTimeoutMs?: number
@@ -54,14 +61,15 @@ function hasDatabaseCode (err: unknown): boolean {
 /** A pool over `url`; its use is reported by the `ss_db_pool_*` gauges until `end()`. */
 export function createPool (url: string, options: PoolOptions = {}): pg.Pool {
   const log = options.logger ?? silentLogger
-  const statementTimeoutMs = options.statementTimeoutMs ?? 15_000
+  const statementTimeoutMs = options.statementTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS,
     idleTimeoutMillis: options.idleTimeoutMs ?? 30_000,
-    statement_timeout: statementTimeoutMs,
-    query_timeout: statementTimeoutMs + 1000,
+    // A transaction left open by a connection the network lost would hold its locks until the
+    // database noticed; it is ended once idle that long.
+    ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs, query_timeout: statementTimeoutMs, idle_in_transaction_session_timeout: statementTimeoutMs } : {}),
     application_name: 'session-store',
     keepAlive: true,
   })
