@@ -74,6 +74,12 @@ export function storeContract (name: string, open: () => Promise<StoreFixture>):
       expect(await s.writable()).toBe(true)
     })
 
+    it('closes once however often it is closed', async () => {
+      await create(session('closing', [userLine('e1', 'hi')]))
+      await s.close()
+      await expect(s.close()).resolves.toBeUndefined()
+    })
+
     it('keeps a saved session\'s text byte for byte, and loads it with a journal at its version', async () => {
       const body = [userLine('a1', 'héllo 😀 "q"'), '{"type":"custom","id":"x","parentId":"a1","timestamp":"t","data":{"b":1,"a":2}}', '{"odd": 1.0}']
       const j = await create(session('s1', body))

@@ -54,6 +54,7 @@ export class JsonlStore implements SessionStore {
   #version: number
   /** Resolves once the index was checked against the files. */
   readonly #reconciled: Promise<void>
+  #closed: Promise<void> | undefined
   #checked = false
   /** The check against the files went through (not stopped by `close`, not failed). */
   #complete = false
@@ -227,8 +228,16 @@ export class JsonlStore implements SessionStore {
     }
   }
 
-  /** Stops the check against the files (the next start goes on with it), closes every journal and the index. */
+  /**
+   * Stops the check against the files (the next start goes on with it), closes every journal and
+   * the index; idempotent.
+   */
   async close (): Promise<void> {
+    this.#closed ??= this.#close()
+    await this.#closed
+  }
+
+  async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
