@@ -13,6 +13,7 @@ import {
   ContinueSession, CreateSession, DeleteSession, ExportSession, ForkSession, GetSession, ImportSession,
   ListSessions, MoveSession, PatchSession, RecentSessions,
 } from './sessions.schema.js'
+import { ReplaceSessionFile } from './records.schema.js'
 
 /** Sends a Session with its `ETag` (and `Location` when it was just created). */
 function sendSession (reply: FastifyReply, session: SessionView, status: 200 | 201 = 200): FastifyReply {
@@ -81,9 +82,15 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
-    const { value, etag } = await req.tenant.registry.exportStream(req.params.id)
+    const { value, etag } = await req.tenant.registry.exportStream(req.params.id, req.query.images)
     reply.type('application/x-ndjson; charset=utf-8').header('etag', etag)
     return await reply.sendDownload({ size: value.size, body: value.chunks, close: value.close })
+  })
+
+  app.put('/:id/file', { schema: ReplaceSessionFile, onRequest: requireJsonl }, async (req, reply) => {
+    const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = req.headers
+    const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch })
+    return sendSession(reply, session, created ? 201 : 200)
   })
 
   app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {

@@ -19,6 +19,7 @@ import type { WriteOutcome } from '../storage/store.js'
 import { EntryNotFound } from '../errors.js'
 import { OpenSession } from './open-session.js'
 import { preciseNow, type RegistryCore } from './registry-core.js'
+import { withInlineImages, type ImagesMode } from './export-images.js'
 import { storedLines } from './session-load.js'
 import type { SessionView, Tagged } from './types.js'
 
@@ -176,7 +177,12 @@ export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagg
  * The stored text for streaming: opened under the session's lock (no write in between) and
  * read a piece at a time as the client takes it, up to the length it had then.
  */
-export async function exportStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
+export async function exportStream (core: RegistryCore, id: string, images: ImagesMode = 'ref'): Promise<Tagged<ExportStream>> {
+  const stored = await storedStream(core, id)
+  return images === 'inline' ? { value: await withInlineImages(core, stored.value), etag: stored.etag } : stored
+}
+
+async function storedStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
   return await core.exclusive(id, undefined, async (session) => {
     const etag = core.etag(session)
     const stored = session.saved ? await core.store.read(core.tenant, id) : undefined
