@@ -23,9 +23,9 @@ it(`loses and duplicates nothing across ${KILLS} kill -9 and reruns`, async () =
   const files = ['k1', 'k2'].map((id) => ({ id, path: writeSession(dir, '--work-demo--', id, lines(header(id), user(`${id}-0`, null))), last: `${id}-0`, n: 0 }))
 
   // The agent: one line every few ms, alternating files, every third one written in two pieces.
-  let writing = true
+  const writing = { on: true }
   const writer = (async () => {
-    while (writing) {
+    while (writing.on) {
       const f = files[Math.floor(random() * files.length)]!
       const id = `${f.id}-${++f.n}`
       const record: Json = f.n % 2 === 0 ? user(id, f.last) : assistant(id, f.last)
@@ -51,7 +51,7 @@ it(`loses and duplicates nothing across ${KILLS} kill -9 and reruns`, async () =
     expect(await run.exited, `seed ${rng.seed}`).toBeNull()
     killedAfter.push(ms)
   }
-  writing = false
+  writing.on = false
   await writer
 
   const last = startCli(['sync', dir.sessions, '--server', server.url, '--interval', '50'])
