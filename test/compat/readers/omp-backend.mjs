@@ -27,9 +27,14 @@ function view (m) {
 
 function assistant (text) {
   return {
-    role: 'assistant', content: [{ type: 'text', text }], api: 'openai-responses', provider: 'openai', model: 'gpt-4o',
+    role: 'assistant',
+    content: [{ type: 'text', text }],
+    api: 'openai-responses',
+    provider: 'openai',
+    model: 'gpt-4o',
     usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-    stopReason: 'stop', timestamp: Date.now(),
+    stopReason: 'stop',
+    timestamp: Date.now(),
   }
 }
 
