@@ -9,7 +9,7 @@ import { stringifyJson } from '../session/json-text.js'
 import { resolveBlobRefs } from '../session/persist-transform.js'
 import type { FileRecord } from '../session/types.js'
 import type { RegistryCore } from './registry-core.js'
-import type { ExportStream } from './session-operations.js'
+import type { ExportStream } from './types.js'
 
 /** How an export shows images: `ref` as stored (the default), `inline` with their data. */
 export type ImagesMode = 'ref' | 'inline'

@@ -21,7 +21,9 @@ import { OpenSession } from './open-session.js'
 import { preciseNow, type RegistryCore } from './registry-core.js'
 import { withInlineImages, type ImagesMode } from './export-images.js'
 import { storedLines } from './session-load.js'
-import type { SessionView, Tagged } from './types.js'
+import type { ExportStream, SessionView, Tagged } from './types.js'
+
+export type { ExportStream }
 
 /** Ids a client may choose (API.md "Conventions"), minus the route words. */
 const CLIENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
@@ -157,13 +159,6 @@ export async function fork (core: RegistryCore, id: string, leafId?: string, ifM
   return core.view(copy)
 }
 
-/** A session's text to send: its length in bytes and its bytes, read as they are sent. */
-export interface ExportStream {
-  size: number
-  chunks: Iterable<Buffer> | AsyncIterable<Buffer>
-  /** Releases what reading holds when the chunks are not read. */
-  close: () => Promise<void>
-}
 
 /** The session's text as the store holds it (an unsaved one as it would be written). */
 export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
