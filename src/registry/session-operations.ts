@@ -159,7 +159,6 @@ export async function fork (core: RegistryCore, id: string, leafId?: string, ifM
   return core.view(copy)
 }
 
-
 /** The session's text as the store holds it (an unsaved one as it would be written). */
 export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
   const { value, etag } = await exportStream(core, id)
