@@ -69,7 +69,7 @@ export const ReplaceSessionFile = {
     'live streams reload it and get a `session` event. A current file (LF-terminated compact JSON lines) is ' +
     'stored byte for byte; its inline images are put in the blob store too. `If-Match: <etag>` replaces only ' +
     'that version (412 otherwise, and for a session that does not exist); `If-None-Match: *` only creates ' +
-    '(412 when the session exists).',
+    '(412 when the session exists). A replacement counts against MAX_REWRITE_BYTES as a title change does (429).',
   consumes: ['application/x-ndjson', 'application/jsonl', 'text/plain'],
   params: IdParams,
   headers: Type.Object({

@@ -61,15 +61,16 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return sendSession(reply, await req.tenant.registry.get(req.params.id))
   })
 
+  /** Charges a rewrite of `bytes` to the caller's tenant: 429 with `Retry-After` once its budget is spent. */
+  const rewriteCharge = (req: FastifyRequest, reply: FastifyReply) => (bytes: number): void => {
+    const wait = rewrites.charge(req.principal?.tenant ?? DEFAULT_TENANT, bytes)
+    if (wait === 0) return
+    reply.header('retry-after', String(wait))
+    throw new RewriteBudgetSpent(`${wait} s`)
+  }
+
   app.patch('/:id', { schema: PatchSession }, async (req, reply) => {
-    const tenant = req.principal?.tenant ?? DEFAULT_TENANT
-    const charge = (bytes: number): void => {
-      const wait = rewrites.charge(tenant, bytes)
-      if (wait === 0) return
-      reply.header('retry-after', String(wait))
-      throw new RewriteBudgetSpent(`${wait} s`)
-    }
-    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match'], charge))
+    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match'], rewriteCharge(req, reply)))
   })
 
   app.post('/:id/move', { schema: MoveSession }, async (req, reply) => {
@@ -89,7 +90,8 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
 
   app.put('/:id/file', { schema: ReplaceSessionFile, onRequest: requireJsonl }, async (req, reply) => {
     const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = req.headers
-    const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch })
+    const charge = rewriteCharge(req, reply)
+    const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch, charge })
     return sendSession(reply, session, created ? 201 : 200)
   })
 

@@ -21,6 +21,8 @@ export interface ReplaceConditions {
   ifMatch?: string
   /** `*`: create only (412 when the session exists). */
   ifNoneMatch?: string
+  /** Told how many bytes a replacement rewrites (not a creation); may refuse by throwing. */
+  charge?: (bytes: number) => void
 }
 
 /** Tries of a create that lost a race against another create of the same id. */
@@ -50,6 +52,7 @@ export async function replaceFile (core: RegistryCore, id: string, text: string,
 async function replaceExisting (core: RegistryCore, id: string, text: string, conditions: ReplaceConditions): Promise<SessionView> {
   await core.exclusive(id, conditions.ifMatch, async (session) => {
     if (conditions.ifNoneMatch === '*') throw new PreconditionFailed('*')
+    conditions.charge?.(Buffer.byteLength(text, 'utf8'))
     for (;;) {
       const records = parseSessionFile(text)
       const lines = await fileLines(core, text, records)

@@ -314,7 +314,7 @@ export interface paths {
         get?: never;
         /**
          * Store a session file as the session (created, or replaced whole)
-         * @description The body is the session file as an agent now holds it (JSONL, any version); its header `id` must be `{id}` (else 400). A session that does not exist is created as `import` creates it (201). An existing one is replaced whole, atomically (200): its entries, tree and context become what the file says, and its live streams reload it and get a `session` event. A current file (LF-terminated compact JSON lines) is stored byte for byte; its inline images are put in the blob store too. `If-Match: <etag>` replaces only that version (412 otherwise, and for a session that does not exist); `If-None-Match: *` only creates (412 when the session exists).
+         * @description The body is the session file as an agent now holds it (JSONL, any version); its header `id` must be `{id}` (else 400). A session that does not exist is created as `import` creates it (201). An existing one is replaced whole, atomically (200): its entries, tree and context become what the file says, and its live streams reload it and get a `session` event. A current file (LF-terminated compact JSON lines) is stored byte for byte; its inline images are put in the blob store too. `If-Match: <etag>` replaces only that version (412 otherwise, and for a session that does not exist); `If-None-Match: *` only creates (412 when the session exists). A replacement counts against MAX_REWRITE_BYTES as a title change does (429).
          */
         put: operations["replaceSessionFile"];
         post?: never;

@@ -54,6 +54,17 @@ describe('PUT /v1/sessions/{id}/file', () => {
     expect(await exportOf('agent-file')).toBe(text)
   })
 
+  it('counts a replacement (not a creation) against MAX_REWRITE_BYTES: 429 with Retry-After once spent', async () => {
+    await app.close()
+    app = await buildTestApp({ config: { maxRewriteBytes: 600 } })
+    const text = file(header(), entry('a1', null, user()), entry('b2', 'a1', assistant()))
+    expect((await put('agent-file', text)).statusCode).toBe(201)
+    expect((await put('agent-file', text)).statusCode).toBe(200)
+    const spent = await put('agent-file', text)
+    expect(problemOf(spent)).toEqual({ status: 429, code: 'SS_REWRITE_BUDGET_SPENT' })
+    expect(Number(spent.headers['retry-after'])).toBeGreaterThan(0)
+  })
+
   it('refuses a file whose header names another session (400) and a body that is no session file (400)', async () => {
     expect(problemOf(await put('other-id', file(header())))).toMatchObject({ status: 400 })
     expect(problemOf(await put('agent-file', 'garbage\n'))).toMatchObject({ status: 400 })
