@@ -11,6 +11,7 @@ import type { Tagged } from '../src/registry/session-registry.js'
 import {
   AppendEntries, BranchSummary, GetBranch, GetContext, GetEntries, GetEntry, GetTree, PutLeaf,
 } from './entries.schema.js'
+import { AppendRecords } from './records.schema.js'
 
 /** The content type of every JSON answer. */
 const JSON_TYPE = 'application/json; charset=utf-8'
@@ -57,6 +58,12 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     done(max > 0 && Array.isArray(batch) && batch.length > max ? new BatchTooLarge(batch.length, max) : undefined)
   }
 
+  const checkRecordsSize = (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void): void => {
+    const batch = (req.body as { records?: unknown } | undefined)?.records
+    const max = app.config.maxBatchEntries
+    done(max > 0 && Array.isArray(batch) && batch.length > max ? new BatchTooLarge(batch.length, max) : undefined)
+  }
+
   app.get('/:id/entries', { schema: GetEntries }, async (req, reply) => {
     const { after = 0, limit = 100, blobs } = req.query
     return tagged(reply, await req.tenant.registry.entries(req.params.id, after, limit, blobs))
@@ -78,6 +85,16 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     // The answer's text is made already (of the entries' texts): sent as it is.
     if (json !== undefined) return reply.type(JSON_TYPE).send(json as unknown as typeof result)
     return reply.send(result)
+  })
+
+  app.post('/:id/records', { schema: AppendRecords, preValidation: checkRecordsSize }, async (req, reply) => {
+    const { result, etag, replayed } = await req.tenant.registry.appendRecords(req.params.id, req.body, {
+      ifMatch: req.headers['if-match'],
+      idempotencyKey: req.headers['idempotency-key'],
+      ...bodyLength(req.headers['content-length']),
+    })
+    if (replayed) reply.header('idempotent-replayed', 'true')
+    return reply.code(result.appended > 0 || replayed ? 201 : 200).header('etag', etag).send(result)
   })
 
   app.put('/:id/leaf', { schema: PutLeaf }, async (req, reply) => {

@@ -255,8 +255,15 @@ export const ExportSession = {
   operationId: 'exportSession',
   tags: ['sessions'],
   summary: 'The stored session file',
-  description: 'The JSONL file exactly as stored, header first; it opens in the agents and imports back.',
+  description: 'The JSONL file exactly as stored, header first; it opens in the agents and imports back. ' +
+    'With `images=inline`, every blob ref the agents resolve is replaced by its data (lines without one are sent as ' +
+    'stored): a file for a reader without a blob store, such as pi 0.73.',
   params: IdParams,
+  querystring: Type.Object({
+    images: Type.Optional(Type.Union([Type.Literal('ref'), Type.Literal('inline')], {
+      description: '`ref` (default): as stored, images as `blob:sha256:<hex>` refs. `inline`: refs replaced by their data',
+    })),
+  }),
   response: {
     200: {
       description: 'The JSONL file as stored',

@@ -13,6 +13,7 @@ import {
   ContinueSession, CreateSession, DeleteSession, ExportSession, ForkSession, GetSession, ImportSession,
   ListSessions, MoveSession, PatchSession, RecentSessions,
 } from './sessions.schema.js'
+import { ReplaceSessionFile } from './records.schema.js'
 
 /** Sends a Session with its `ETag` (and `Location` when it was just created). */
 function sendSession (reply: FastifyReply, session: SessionView, status: 200 | 201 = 200): FastifyReply {
@@ -60,15 +61,16 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return sendSession(reply, await req.tenant.registry.get(req.params.id))
   })
 
+  /** Charges a rewrite of `bytes` to the caller's tenant: 429 with `Retry-After` once its budget is spent. */
+  const rewriteCharge = (req: FastifyRequest, reply: FastifyReply) => (bytes: number): void => {
+    const wait = rewrites.charge(req.principal?.tenant ?? DEFAULT_TENANT, bytes)
+    if (wait === 0) return
+    reply.header('retry-after', String(wait))
+    throw new RewriteBudgetSpent(`${wait} s`)
+  }
+
   app.patch('/:id', { schema: PatchSession }, async (req, reply) => {
-    const tenant = req.principal?.tenant ?? DEFAULT_TENANT
-    const charge = (bytes: number): void => {
-      const wait = rewrites.charge(tenant, bytes)
-      if (wait === 0) return
-      reply.header('retry-after', String(wait))
-      throw new RewriteBudgetSpent(`${wait} s`)
-    }
-    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match'], charge))
+    return sendSession(reply, await req.tenant.registry.rename(req.params.id, req.body.title, req.headers['if-match'], rewriteCharge(req, reply)))
   })
 
   app.post('/:id/move', { schema: MoveSession }, async (req, reply) => {
@@ -81,9 +83,16 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
   })
 
   app.get('/:id/export', { schema: ExportSession }, async (req, reply) => {
-    const { value, etag } = await req.tenant.registry.exportStream(req.params.id)
+    const { value, etag } = await req.tenant.registry.exportStream(req.params.id, req.query.images)
     reply.type('application/x-ndjson; charset=utf-8').header('etag', etag)
     return await reply.sendDownload({ size: value.size, body: value.chunks, close: value.close })
+  })
+
+  app.put('/:id/file', { schema: ReplaceSessionFile, onRequest: requireJsonl }, async (req, reply) => {
+    const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = req.headers
+    const charge = rewriteCharge(req, reply)
+    const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch, charge })
+    return sendSession(reply, session, created ? 201 : 200)
   })
 
   app.delete('/:id', { schema: DeleteSession }, async (req, reply) => {

@@ -80,6 +80,7 @@ export const DigestMismatch = createError<[string, string]>(
   'SS_DIGEST_MISMATCH', 'Body hashes to %s, not to %s', 422)
 export const IdempotencyKeyReused = createError(
   'SS_IDEMPOTENCY_KEY_REUSED', 'Idempotency-Key was already used with a different request body', 422)
+export const EntryIdTaken = createError<[string]>('SS_ENTRY_ID_TAKEN', "Entry id '%s' is taken by another record", 409)
 export const UnknownParent = createError<[string]>('SS_UNKNOWN_PARENT', "Parent entry '%s' does not exist", 422)
 export const UnknownLabelTarget = createError<[string]>(
   'SS_UNKNOWN_LABEL_TARGET', "Label target '%s' does not exist", 422)

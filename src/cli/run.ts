@@ -8,12 +8,14 @@ import {
 } from './args.js'
 import { migrateCommand } from './migrate.js'
 import { serveCommand } from './serve.js'
+import { pullCommand } from './pull.js'
+import { syncCommand } from './sync.js'
 import { tailCommand } from './tail.js'
 import { tokenCommand } from './token.js'
 import { exportCommand, importCommand } from './transfer.js'
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, migrateCommand, tailCommand, tokenCommand]
+export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, syncCommand, pullCommand, migrateCommand, tailCommand, tokenCommand]
 
 /** The top-level `--help` text. */
 export function mainHelp (): string {

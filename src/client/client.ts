@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto'
 import { globalEvents, seg, sessionEvents, type GlobalStreamEvent, type SessionStreamEvent, type SubscribeOptions } from './subscriptions.js'
 import { Transport } from './transport.js'
 import type {
-  AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions, ClientOptions,
+  AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions, ClientOptions,
   ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, LeafMove, ListSessionsQuery, MutationOptions,
-  NewEntry, RecentSession, Session, SessionContext, SessionList, TreeView,
+  NewEntry, RecentSession, RecordsResult, Session, SessionContext, SessionList, TreeView,
 } from './types.js'
 
 /** Options of `append`. */
@@ -116,9 +116,9 @@ export class SessionStoreClient {
     })
   }
 
-  /** `GET /v1/sessions/{id}/export`: the stored JSONL file. */
-  async exportSession (id: string, options: CallOptions = {}): Promise<string> {
-    const res = await this.#http.send({ method: 'GET', path: `${sessionPath(id)}/export`, signal: options.signal })
+  /** `GET /v1/sessions/{id}/export`: the stored JSONL file; `images: 'inline'` with its blob refs resolved. */
+  async exportSession (id: string, options: CallOptions & { images?: 'ref' | 'inline' } = {}): Promise<string> {
+    const res = await this.#http.send({ method: 'GET', path: `${sessionPath(id)}/export`, query: { images: options.images }, signal: options.signal })
     return res.body.toString('utf8')
   }
 
@@ -167,6 +167,36 @@ export class SessionStoreClient {
       idempotent: true,
       signal: options.signal,
     })
+  }
+
+  /**
+   * `POST /v1/sessions/{id}/records`: entries as an agent wrote them, with their own `id`,
+   * `parentId` and `timestamp`. The same record again is a no-op, so the call is retried as is.
+   */
+  async appendRecords (id: string, records: readonly AgentRecord[], options: MutationOptions & { idempotencyKey?: string } = {}): Promise<RecordsResult> {
+    return await this.#http.json({
+      method: 'POST',
+      path: `${sessionPath(id)}/records`,
+      json: { records },
+      headers: { 'if-match': options.ifMatch, 'idempotency-key': options.idempotencyKey },
+      idempotent: true,
+      signal: options.signal,
+    })
+  }
+
+  /**
+   * `PUT /v1/sessions/{id}/file`: the session as the file `jsonl` says, created (`created`) or
+   * replaced whole; `ifNoneMatch: '*'` only creates, `ifMatch` only replaces that version.
+   */
+  async replaceSessionFile (id: string, jsonl: string, options: MutationOptions & { ifNoneMatch?: '*' } = {}): Promise<{ session: Session, created: boolean }> {
+    const res = await this.#http.send({
+      method: 'PUT',
+      path: `${sessionPath(id)}/file`,
+      raw: { body: jsonl, contentType: 'application/x-ndjson' },
+      headers: { 'if-match': options.ifMatch, 'if-none-match': options.ifNoneMatch },
+      signal: options.signal,
+    })
+    return { session: JSON.parse(res.body.toString('utf8')) as Session, created: res.status === 201 }
   }
 
   /** `PUT /v1/sessions/{id}/leaf`: moves the leaf (`null`: before the first entry). */

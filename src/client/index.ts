@@ -9,9 +9,9 @@ export { RemoteSessionManager, type RemoteCreateOptions } from './remote-session
 export { SseParser, type SseMessage } from './sse-parser.js'
 export type { GlobalStreamEvent, SessionStreamEvent, SubscribeOptions } from './subscriptions.js'
 export type {
-  AgentMessage, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions,
+  AgentMessage, AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions,
   ClientOptions, ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, EntryFields, LeafMove,
-  ListSessionsQuery, MutationOptions, NewEntry, Problem, RecentSession, RecentSessionsQuery, Session,
+  ListSessionsQuery, MutationOptions, NewEntry, Problem, RecentSession, RecentSessionsQuery, RecordsResult, Session,
   SessionContext, SessionHeader, SessionInfo, SessionList, TreeNode, TreeView,
 } from './types.js'
 export type { SessionTreeNode } from '../session/types.js'

@@ -9,6 +9,7 @@ import type {
 } from '../../routes/entries.schema.js'
 import type { OtherEntry as EntrySchema } from '../../routes/entry-types.schema.js'
 import type { PostBlob } from '../../routes/blobs.schema.js'
+import type { AgentRecord as AgentRecordSchema, RecordsResult as RecordsResultSchema } from '../../routes/records.schema.js'
 import type {
   ContinueSession, CreateSession, ListSessions, RecentSessions, RecentSession as RecentSessionSchema,
   Session as SessionSchema, SessionInfo as SessionInfoSchema, StoredSessionHeader,
@@ -46,6 +47,10 @@ export type EntryFields<K extends EntryType> = K extends 'message' ? { message: 
 export type NewEntry = { [K in EntryType]: { type: K } & EntryFields<K> & Record<string, unknown> }[EntryType]
 export type EntriesPage = Omit<Static<(typeof GetEntries.response)[200]>, 'entries'> & { entries: Entry[] }
 export type AppendResult = Omit<Static<(typeof AppendEntries.response)[201]>, 'entries'> & { entries: Entry[] }
+/** An entry as an agent wrote it: its own `id`, `parentId` and `timestamp`, every other key kept. */
+export type AgentRecord = Static<typeof AgentRecordSchema> & Record<string, unknown>
+/** The answer to `appendRecords`. */
+export type RecordsResult = Static<typeof RecordsResultSchema>
 export type LeafMove = Static<(typeof PutLeaf.response)[200]>
 export type BranchSummaryInput = Static<typeof BranchSummary.body>
 export type BranchSummaryResult = { entry: Entry, leafId: string | null }

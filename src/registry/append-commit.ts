@@ -77,7 +77,8 @@ async function commit (core: RegistryCore, session: OpenSession, jobs: AppendJob
       const { lines, texts } = await linesOf(core, session.model.entriesSlice(mark.entries, session.model.entryCount()))
       const save = session.saved || session.model.hasAssistant()
       const answers = keptAnswers(applied, texts, save)
-      outcome = await session.journal.append({ lines, save, info: core.listing(session), answers })
+      // Jobs that added nothing (records the session held already) leave nothing to write, unless answers to keep.
+      outcome = lines.length === 0 && answers.length === 0 ? { ok: true as const } : await session.journal.append({ lines, save, info: core.listing(session), answers })
       if (outcome.ok) {
         const bytes = lines.reduce((n, l) => n + l.line.length + 1, 0)
         core.stored(session, bytes)

@@ -26,8 +26,8 @@ export interface AppendOptions {
 /** The group commit of each open session. */
 const queues = new WeakMap<OpenSession, AppendQueue>()
 
-/** Submits a job to `session`'s group commit; resolves with its answer once stored. */
-function submit (core: RegistryCore, session: OpenSession, job: Omit<AppendJob, 'resolve' | 'reject'>): Promise<Committed> {
+/** Submits a job to `session`'s group commit (every append of a session goes through one); resolves with its answer once stored. */
+export function submit (core: RegistryCore, session: OpenSession, job: Omit<AppendJob, 'resolve' | 'reject'>): Promise<Committed> {
   let queue = queues.get(session)
   if (queue === undefined) queues.set(session, queue = new AppendQueue())
   const target = queue

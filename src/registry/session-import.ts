@@ -9,12 +9,13 @@ import { createSessionId, nowIso } from '../session/ids.js'
 import { listingItem } from '../session/listing-item.js'
 import { assertSupportedVersion, migrateSessionEntries } from '../session/migrate.js'
 import { isValidHeader, parseJsonlLenient, titleSlotLine } from '../session/parser.js'
+import { prepareRecordForWrite } from '../session/persist-transform.js'
 import { publicHeader } from '../session/public-header.js'
 import { SessionModel } from '../session/session-model.js'
 import { SessionSummary } from '../session/session-summary.js'
 import type { FileRecord, SessionHeader } from '../session/types.js'
 import { textOf } from '../storage/session-head.js'
-import type { StoredLine } from '../storage/store.js'
+import type { Journal, StoredLine } from '../storage/store.js'
 import { OpenSession } from './open-session.js'
 import { preciseNow, type RegistryCore } from './registry-core.js'
 import { assertClientId, storeNew } from './session-operations.js'
@@ -22,6 +23,22 @@ import { resolveRefs, storedLines } from './session-load.js'
 import type { SessionView } from './types.js'
 
 export async function importSession (core: RegistryCore, text: string, newId: boolean): Promise<SessionView> {
+  const records = parseSessionFile(text)
+  const header = records[0] as SessionHeader
+  if (newId) return await importAsCopy(core, records, header.cwd as string)
+  assertClientId(header.id)
+  const lines = await fileLines(core, text, records)
+  const modifiedMs = preciseNow()
+  const info = listingItem(publicHeader(records[0] as SessionHeader, core.dataDir), SessionSummary.of(records), modifiedMs)
+  const journal = await core.store.create(core.tenant, { id: header.id, lines, saved: true, info })
+  return core.view(core.adopt(await openStored(core, header.id, lines, journal, modifiedMs)))
+}
+
+/**
+ * The records of a session file (header first, an agent's title line folded into it).
+ * @throws InvalidArgument (400) when it is not one, or the §4.1 error for its version.
+ */
+export function parseSessionFile (text: string): FileRecord[] {
   const records = parseJsonlLenient(text)
   const header = records[0]
   if (!isValidHeader(header)) {
@@ -29,18 +46,27 @@ export async function importSession (core: RegistryCore, text: string, newId: bo
   }
   assertSupportedVersion('(import)', header)
   assertValidCwd(header.cwd, 'header cwd')
-  if (newId) return await importAsCopy(core, records, header.cwd)
-  assertClientId(header.id)
+  return records
+}
+
+/**
+ * The lines `text` (parsed as `records`, migrated here) is stored as: a current file byte for
+ * byte, its inline images put in the blob store all the same (so that every ref `?blobs=ref`
+ * shows resolves); any other normalized, §9 applied.
+ */
+export async function fileLines (core: RegistryCore, text: string, records: FileRecord[]): Promise<StoredLine[]> {
   const migrated = migrateSessionEntries(records)
-  const lines = !migrated && isCanonical(text) ? exactLines(text) : await normalized(core, text, records)
-  const modifiedMs = preciseNow()
-  const info = listingItem(publicHeader(records[0] as SessionHeader, core.dataDir), SessionSummary.of(records), modifiedMs)
-  const journal = await core.store.create(core.tenant, { id: header.id, lines, saved: true, info })
-  // Served as stored (SPEC.md §9 applied), as it is after any later load.
+  if (migrated || !isCanonical(text)) return await normalized(core, text, records)
+  for (const record of records) await prepareRecordForWrite(record, core.blobs)
+  return exactLines(text)
+}
+
+/** The open session of `lines` as stored (SPEC.md §9 applied), as any later load reads them. */
+export async function openStored (core: RegistryCore, id: string, lines: readonly StoredLine[], journal: Journal, modifiedMs: number): Promise<OpenSession> {
   const stored = parseJsonlLenient(textOf(lines.map((l) => l.line)))
   await resolveRefs(core, stored.slice(1))
   const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l.line, 'utf8') + 1, 0)
-  return core.view(core.adopt(new OpenSession(header.id, new SessionModel(stored), journal, modifiedMs, bytes)))
+  return new OpenSession(id, new SessionModel(stored), journal, modifiedMs, bytes)
 }
 
 /**

@@ -19,8 +19,11 @@ import type { WriteOutcome } from '../storage/store.js'
 import { EntryNotFound } from '../errors.js'
 import { OpenSession } from './open-session.js'
 import { preciseNow, type RegistryCore } from './registry-core.js'
+import { withInlineImages, type ImagesMode } from './export-images.js'
 import { storedLines } from './session-load.js'
-import type { SessionView, Tagged } from './types.js'
+import type { ExportStream, SessionView, Tagged } from './types.js'
+
+export type { ExportStream }
 
 /** Ids a client may choose (API.md "Conventions"), minus the route words. */
 const CLIENT_ID_RE = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
@@ -156,14 +159,6 @@ export async function fork (core: RegistryCore, id: string, leafId?: string, ifM
   return core.view(copy)
 }
 
-/** A session's text to send: its length in bytes and its bytes, read as they are sent. */
-export interface ExportStream {
-  size: number
-  chunks: Iterable<Buffer> | AsyncIterable<Buffer>
-  /** Releases what reading holds when the chunks are not read. */
-  close: () => Promise<void>
-}
-
 /** The session's text as the store holds it (an unsaved one as it would be written). */
 export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagged<string>> {
   const { value, etag } = await exportStream(core, id)
@@ -176,7 +171,12 @@ export async function exportJsonl (core: RegistryCore, id: string): Promise<Tagg
  * The stored text for streaming: opened under the session's lock (no write in between) and
  * read a piece at a time as the client takes it, up to the length it had then.
  */
-export async function exportStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
+export async function exportStream (core: RegistryCore, id: string, images: ImagesMode = 'ref'): Promise<Tagged<ExportStream>> {
+  const stored = await storedStream(core, id)
+  return images === 'inline' ? { value: await withInlineImages(core, stored.value), etag: stored.etag } : stored
+}
+
+async function storedStream (core: RegistryCore, id: string): Promise<Tagged<ExportStream>> {
   return await core.exclusive(id, undefined, async (session) => {
     const etag = core.etag(session)
     const stored = session.saved ? await core.store.read(core.tenant, id) : undefined

@@ -8,7 +8,10 @@ import type { SessionEntryBase } from '../session/types.js'
 import * as entries from './entry-operations.js'
 import type { AppendOptions, BranchSummaryInput } from './entry-operations.js'
 import { RegistryCore, type GlobalListener, type RegistryLimits, type RegistryOptions, type SessionListener, type StreamOptions } from './registry-core.js'
+import type { ImagesMode } from './export-images.js'
+import { appendRecords, type RecordsAnswer } from './record-operations.js'
 import { importSession } from './session-import.js'
+import { replaceFile, type ReplaceConditions } from './session-replace.js'
 import * as listing from './session-listing.js'
 import type { ListQuery } from './session-listing.js'
 import { followStore } from './store-follow.js'
@@ -18,7 +21,7 @@ import type {
   AppendAnswer, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
-export type { ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
+export type { ImagesMode, RecordsAnswer, ReplaceConditions, ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
 export * from './types.js'
 
 export class SessionRegistry {
@@ -63,8 +66,13 @@ export class SessionRegistry {
 
   /** The stored file, tagged with the session's etag. */
   export (id: string): Promise<Tagged<string>> { return sessions.exportJsonl(this.#core, id) }
-  /** `export`, as a stream read while it is sent (the HTTP answer). */
-  exportStream (id: string): Promise<Tagged<ExportStream>> { return sessions.exportStream(this.#core, id) }
+  /** `export`, as a stream read while it is sent (the HTTP answer); `inline` resolves its blob refs. */
+  exportStream (id: string, images?: ImagesMode): Promise<Tagged<ExportStream>> { return sessions.exportStream(this.#core, id, images) }
+  /** The session as `text` (a session file) says: created (`created`) or replaced whole. */
+  replaceFile (id: string, text: string, conditions: ReplaceConditions = {}): Promise<{ session: SessionView, created: boolean }> {
+    return replaceFile(this.#core, id, text, conditions)
+  }
+
   delete (id: string, ifMatch?: string): Promise<void> { return sessions.remove(this.#core, id, ifMatch) }
 
   // ── Entries ───────────────────────────────────────────────────────────────
@@ -80,6 +88,11 @@ export class SessionRegistry {
   /** `replayed`: an earlier answer for the same Idempotency-Key and body, returned again. */
   append (id: string, body: unknown, options: AppendOptions = {}): Promise<AppendAnswer> {
     return entries.append(this.#core, id, body, options)
+  }
+
+  /** Entries as an agent wrote them, with their own ids: the new ones appended, the known ones no-ops. */
+  appendRecords (id: string, body: unknown, options: AppendOptions = {}): Promise<RecordsAnswer> {
+    return appendRecords(this.#core, id, body, options)
   }
 
   /** `durable`: record the move on disk as the agents do (see `entries.setLeaf`). */

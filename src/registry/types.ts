@@ -105,3 +105,11 @@ export interface GlobalEvent {
   /** The SSE `id:`, for `Last-Event-ID` resumes. */
   id: string
 }
+
+/** A session's text to send: its length in bytes and its bytes, read as they are sent. */
+export interface ExportStream {
+  size: number
+  chunks: Iterable<Buffer> | AsyncIterable<Buffer>
+  /** Releases what reading holds when the chunks are not read. */
+  close: () => Promise<void>
+}

@@ -65,6 +65,15 @@ export function storedForm (record: FileRecord): { line: string, same: boolean }
   return pending.size > 0 ? undefined : { line: serializeRecord(stored), same: stored === record }
 }
 
+/**
+ * The stored line of `record` (`serializeRecord(await prepareRecordForWrite(record))`) without
+ * storing any blob: image data shows as the ref it would get. Two records are stored alike
+ * exactly when these lines are equal.
+ */
+export function storedTextOf (record: FileRecord): string {
+  return serializeRecord(transformObject(record, new Map()))
+}
+
 /** One JSONL line: `JSON.stringify(record)` plus `"\n"`, at any depth. @see SPEC.md §3.1 */
 export function serializeRecord (record: FileRecord): string {
   return stringifyJson(record) + '\n'

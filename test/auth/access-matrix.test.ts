@@ -72,6 +72,8 @@ function cells (): Record<string, Cell> {
     'GET /v1/sessions/:id/entries': { url: `${s}/entries`, expect: 200 },
     'GET /v1/sessions/:id/entries/:entryId': { url: `${s}/entries/${entryId}`, expect: 200 },
     'POST /v1/sessions/:id/entries': { url: `${s}/entries`, ...json({ type: 'custom', customType: 'm' }), expect: 201 },
+    'POST /v1/sessions/:id/records': { url: '/v1/sessions/nope/records', ...json({ records: [{ type: 'custom', id: 'm1', parentId: null, timestamp: 't' }] }), expect: 404 },
+    'PUT /v1/sessions/:id/file': { url: '/v1/sessions/matrix-file/file', body: importBody.replace('matrix-import', 'matrix-file'), type: 'application/x-ndjson', expect: [200, 201] },
     'PUT /v1/sessions/:id/leaf': { url: '/v1/sessions/nope/leaf', ...json({ leafId: null }), expect: 404 },
     'POST /v1/sessions/:id/branch-summary': { url: '/v1/sessions/nope/branch-summary', ...json({ fromId: null, summary: 's' }), expect: 404 },
     'GET /v1/sessions/:id/tree': { url: `${s}/tree`, expect: 200 },

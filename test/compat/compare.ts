@@ -35,6 +35,15 @@ export async function expectReaderAgrees (app: App, dataDir: string, id: string,
   const file = fileOf(dataDir, id)
   const read = await readWith(reader, dataDir, file, leaves)
   const view = reader === 'pi' ? withBlobsOf(dataDir, read) : read
+  return { view, entries: await expectViewAgrees(app, id, reader, view, leaves) }
+}
+
+/**
+ * `view` (what `reader` sees in session `id`'s file) against what the service serves for `id`:
+ * the same entries, leaf, tree and labels, and context at the leaf and at each of `leaves`.
+ * Returns the service's entries.
+ */
+export async function expectViewAgrees (app: App, id: string, reader: ReaderName, view: ReaderView, leaves: Array<string | null> = []): Promise<Json[]> {
   const entries = await allEntries(app, id)
   expect(view.header.id).toBe(id)
   expect(wire(view.entries)).toEqual(entries)
@@ -49,7 +58,7 @@ export async function expectReaderAgrees (app: App, dataDir: string, id: string,
 
   await expectSameContext(app, id, reader, undefined, view.context)
   for (const leaf of leaves) await expectSameContext(app, id, reader, leaf, view.contexts[String(leaf)]!)
-  return { view, entries }
+  return entries
 }
 
 async function expectSameContext (app: App, id: string, reader: ReaderName, leaf: string | null | undefined, theirs: Json): Promise<void> {

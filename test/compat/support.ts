@@ -93,11 +93,11 @@ export function agentHome (): AgentHome {
 }
 
 /** Runs one request through a reader script and returns its JSON answer. */
-export async function runReader<T> (reader: ReaderName, request: Json, home: AgentHome): Promise<T> {
+export async function runReader<T> (reader: ReaderName, request: Json, home: AgentHome, name = `${reader}-reader.mjs`): Promise<T> {
   const requestFile = join(home.home, `request-${Math.random().toString(16).slice(2)}.json`)
   writeFileSync(requestFile, JSON.stringify(request))
-  // The Bun reader runs from beside its own install (test/setup/omp-reader.ts).
-  const script = reader === 'omp' ? join(OMP_DIR, 'omp-reader.mjs') : join(READERS, 'pi-reader.mjs')
+  // The Bun scripts run from beside their own install (test/setup/omp-reader.ts).
+  const script = reader === 'omp' ? join(OMP_DIR, name) : join(READERS, name)
   const [cmd, args] = reader === 'omp' ? [BUN, [script, requestFile]] : [process.execPath, [script, requestFile]]
   const env = { ...process.env, HOME: home.home, PI_CODING_AGENT_DIR: home.agentDir, NO_COLOR: '1' }
   const { stdout } = await run(cmd, args, { cwd: home.home, env, maxBuffer: 512 * 1024 * 1024, timeout: 120_000 })

@@ -14,6 +14,7 @@ import { bodyErrorsSuite } from './suites/body-errors.js'
 import { ctx } from './suites/context.js'
 import { entriesSuite } from './suites/entries.js'
 import { eventsSuite } from './suites/events.js'
+import { recordsSuite } from './suites/records.js'
 import { sessionsSuite } from './suites/sessions.js'
 
 beforeAll(async () => {
@@ -34,6 +35,7 @@ describe('the checking client', () => {
 sessionsSuite()
 entriesSuite()
 eventsSuite()
+recordsSuite()
 blobsHealthSuite()
 bodyErrorsSuite()
 accessSuite()

@@ -293,10 +293,30 @@ export interface paths {
         };
         /**
          * The stored session file
-         * @description The JSONL file exactly as stored, header first; it opens in the agents and imports back.
+         * @description The JSONL file exactly as stored, header first; it opens in the agents and imports back. With `images=inline`, every blob ref the agents resolve is replaced by its data (lines without one are sent as stored): a file for a reader without a blob store, such as pi 0.73.
          */
         get: operations["exportSession"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Store a session file as the session (created, or replaced whole)
+         * @description The body is the session file as an agent now holds it (JSONL, any version); its header `id` must be `{id}` (else 400). A session that does not exist is created as `import` creates it (201). An existing one is replaced whole, atomically (200): its entries, tree and context become what the file says, and its live streams reload it and get a `session` event. A current file (LF-terminated compact JSON lines) is stored byte for byte; its inline images are put in the blob store too. `If-Match: <etag>` replaces only that version (412 otherwise, and for a session that does not exist); `If-None-Match: *` only creates (412 when the session exists). A replacement counts against MAX_REWRITE_BYTES as a title change does (429).
+         */
+        put: operations["replaceSessionFile"];
         post?: never;
         delete?: never;
         options?: never;
@@ -342,6 +362,26 @@ export interface paths {
         get: operations["getEntry"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/{id}/records": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Append entries that carry their own ids (as an agent wrote them)
+         * @description Each record keeps its `id`, `parentId` and `timestamp` and is stored as sent (its JSON text, with the size and blob rules of SPEC.md §9 applied as to any line), so that the stored file is the agent's. An id is unique in the session: a record whose id is taken by the same record is a no-op (`existing`), by another one a 409 (`SS_ENTRY_ID_TAKEN`), and nothing of the batch is appended. A `parentId` must name an entry of the session or an earlier record of the batch (else 422), or be `null`. The leaf moves to the last record. `If-Match`, `Idempotency-Key`, the deferral rule and its bounds apply as for `POST entries`.
+         */
+        post: operations["appendRecords"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1095,6 +1135,35 @@ export interface components {
         BranchPath: {
             /** @description Root first */
             entries: components["schemas"]["Entry"][];
+        };
+        /** @description An entry exactly as it stands in the agent's file */
+        AgentRecord: {
+            /** @description Any entry type but `session` */
+            type: string;
+            /** @description The entry id the agent gave it; unique in the session */
+            id: string;
+            /** @description An entry of the session or of this batch before it, or `null` for a root */
+            parentId: string | null;
+            /** @description ISO 8601 instant, as the agent wrote it */
+            timestamp: string;
+        } & {
+            [key: string]: unknown;
+        };
+        AppendRecordsBody: {
+            /** @description In file order */
+            records: components["schemas"]["AgentRecord"][];
+        };
+        RecordsResult: {
+            /** @description Records that were new and are now stored */
+            appended: number;
+            /** @description Records the session held already (the same record again changes nothing) */
+            existing: number;
+            /** @description The last record of the batch */
+            leafId: string;
+            /** @description The session's entry count after the batch: the `seq` of its last entry */
+            total: number;
+            /** @description True: on disk and fsynced. False: held in memory until the first assistant message */
+            persisted: boolean;
         };
         BlobInfo: {
             hash: string;
@@ -2964,7 +3033,10 @@ export interface operations {
     };
     exportSession: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `ref` (default): as stored, images as `blob:sha256:<hex>` refs. `inline`: refs replaced by their data */
+                images?: "ref" | "inline";
+            };
             header?: never;
             path: {
                 /** @description Session id (a key of the session index) */
@@ -3026,6 +3098,161 @@ export interface operations {
             /** @description Too Many Requests */
             429: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceSessionFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+                /** @description `*`: create only; 412 when the session exists */
+                "if-none-match"?: "*";
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The session file: one JSON object per line, the header (or an agent's title line) first */
+        requestBody: {
+            content: {
+                "application/x-ndjson": string;
+                "application/jsonl": string;
+                "text/plain": string;
+            };
+        };
+        responses: {
+            /** @description Replaced */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    /** @description Path of the created resource */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Session"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3366,6 +3593,175 @@ export interface operations {
             };
             /** @description Not Found */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unprocessable Entity */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    appendRecords: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The etag the change is based on; 412 when stale */
+                "if-match"?: string;
+                /** @description A retry with the same key and body replays the first answer */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Session id (a key of the session index) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AppendRecordsBody"];
+            };
+        };
+        responses: {
+            /** @description Every record was there already; nothing was written */
+            200: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordsResult"];
+                };
+            };
+            /** @description Appended */
+            201: {
+                headers: {
+                    /** @description The session's opaque etag as of this answer; send it back as `If-Match` */
+                    ETag: string;
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordsResult"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Precondition Failed */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Payload Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -40,5 +40,5 @@ export default function setup (): void {
       throw new Error(`could not install @oh-my-pi/pi-coding-agent@${OMP_READER_VERSION} into ${OMP_DIR}:\n${res.stdout}${res.stderr}`)
     }
   }
-  for (const file of ['omp-reader.mjs', 'tree.mjs', 'write-every-kind.mjs']) copyFileSync(join(READERS, file), join(OMP_DIR, file))
+  for (const file of ['omp-reader.mjs', 'omp-backend.mjs', 'agent-driver.mjs', 'tree.mjs', 'write-every-kind.mjs']) copyFileSync(join(READERS, file), join(OMP_DIR, file))
 }

@@ -85,8 +85,11 @@ export class JsonlJournal implements Journal {
       } else {
         const text = (this.#held === undefined ? '' : textOf(this.#held)) + textOf(lines)
         fileCommit.observe(lines.length)
-        await this.#write((this.#torn ? '\n' : '') + text)
-        this.#torn = false
+        // An append of no lines (answers to keep only) writes nothing.
+        if (text !== '') {
+          await this.#write((this.#torn ? '\n' : '') + text)
+          this.#torn = false
+        }
         if (this.#held !== undefined) this.#prefix.reset(text)
         else this.#prefix.grow(textOf(lines))
         this.#held = undefined
