@@ -73,6 +73,9 @@ function faultyBlobs (inner: BlobStore, faults: Faults): BlobStore {
     put: async (bytes) => await guard(async () => await inner.put(bytes)),
     get: async (hash) => await guard(async () => await inner.get(hash)),
     has: async (hash) => await guard(async () => await inner.has(hash)),
+    scan: () => inner.scan(),
+    remove: async (hashes, before) => await guard(async () => await inner.remove(hashes, before)),
+    usage: async () => await inner.usage(),
   }
 }
 
