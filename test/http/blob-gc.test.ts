@@ -8,17 +8,17 @@ import { createHash, randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
-import { buildTestApp } from '../helpers/app.js'
+import { buildOnBackend, BACKENDS } from './hygiene-backends.js'
 import { append, assistant, createSession, message } from './session-helpers.js'
 
 const sha = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex')
 const image = (data: string) => ({ type: 'image', data, mimeType: 'image/png' })
 const withImage = (data: string) => message({ role: 'user', content: [{ type: 'text', text: 'look' }, image(data)], timestamp: Date.now() })
 
-describe('POST /v1/blobs/gc', () => {
+describe.each(BACKENDS)('POST /v1/blobs/gc' + ' on %s', (backend) => {
   let app: App
   afterEach(async () => { await app?.close() })
-  const build = async (config: Partial<Config> = {}): Promise<App> => (app = await buildTestApp({ config }))
+  const build = async (config: Partial<Config> = {}): Promise<App> => (app = await buildOnBackend(backend, config))
 
   const upload = async (bytes: Buffer): Promise<string> => {
     const res = await app.inject({ method: 'PUT', url: `/v1/blobs/sha256/${sha(bytes)}`, payload: bytes, headers: { 'content-type': 'application/octet-stream' } })
