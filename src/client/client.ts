@@ -262,7 +262,7 @@ export class SessionStoreClient {
   }
 
   /** `GET /v1/usage`: what the tenant stores, its quotas and its retention. */
-  async usage (options: CallOptions = {}): Promise<Usage> {
+  async getUsage (options: CallOptions = {}): Promise<Usage> {
     return await this.#http.json({ method: 'GET', path: '/v1/usage', signal: options.signal })
   }
 
