@@ -8,6 +8,8 @@ import { createHash, randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
 import type { Config } from '../../src/config.js'
+import { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
+import { buildTestApp } from '../helpers/app.js'
 import { buildOnBackend, BACKENDS } from './hygiene-backends.js'
 import { append, assistant, createSession, message } from './session-helpers.js'
 
@@ -100,5 +102,33 @@ describe.each(BACKENDS)('POST /v1/blobs/gc' + ' on %s', (backend) => {
     const [report] = await Promise.all([collect(), savedWith(bytes)])
     expect(report.deleted).toBe(0)
     expect(await stored(sha(bytes))).toBe(true)
+  })
+
+  it('runs one collection of a tenant at a time: another asked for meanwhile is refused', async () => {
+    await build()
+    const both = await Promise.allSettled([app.hygiene.collect('default'), app.hygiene.collect('default')])
+    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
+    expect(both.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'SS_COLLECTION_RUNNING', statusCode: 409 } })
+    expect(await collect()).toMatchObject({ scanned: 0 })
+  })
+})
+
+describe('POST /v1/blobs/gc while a collection runs', () => {
+  it('answers 409 SS_COLLECTION_RUNNING', async () => {
+    const store = JsonlStore.inMemory('/gc-busy')
+    const app = await buildTestApp({ store })
+    try {
+      let release = (): void => {}
+      const held = store.runAlone('blob-gc:default', async () => { await new Promise<void>((resolve) => { release = resolve }) })
+      const res = await app.inject({ method: 'POST', url: '/v1/blobs/gc' })
+      expect(res.statusCode).toBe(409)
+      expect(res.json()).toMatchObject({ code: 'SS_COLLECTION_RUNNING' })
+      release()
+      await held
+      expect((await app.inject({ method: 'POST', url: '/v1/blobs/gc' })).statusCode).toBe(200)
+    } finally {
+      await app.close()
+      await store.close()
+    }
   })
 })
