@@ -122,7 +122,9 @@ async function measure (server: ServerHandle, backend: GcRun['backend']): Promis
   let collecting = true
   const sampler = setInterval(() => { rssPeak = Math.max(rssPeak, memoryOf(pid).rss) }, 25)
   const start = performance.now()
-  const gc = json<GcRun['report']>(`${server.baseUrl}/v1/blobs/gc`, { method: 'POST', expect: 200 }).finally(() => { collecting = false })
+  const gc = json<GcRun['report']>(`${server.baseUrl}/v1/blobs/gc`, { method: 'POST', expect: 200 })
+    .catch((err: unknown) => { throw new Error(`collection failed: ${String(err)}; server: ${server.child.stderr.slice(-3000)}`) })
+    .finally(() => { collecting = false })
   const during = await appendWhile(server.baseUrl, ids, () => collecting)
   const report = await gc
   const gcMs = performance.now() - start

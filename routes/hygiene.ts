@@ -4,12 +4,17 @@
  * stores against its quotas (src/plugins/quotas.ts).
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { Socket } from 'node:net'
 import { CollectBlobs, GetUsage } from './hygiene.schema.js'
 
 const orNull = (n: number): number | null => n > 0 ? n : null
 
 const hygiene: FastifyPluginAsyncTypebox = async (app) => {
   app.post('/blobs/gc', { schema: CollectBlobs, config: { scope: 'admin' } }, async (req) => {
+    // A large tenant's collection may keep the socket silent longer than CONNECTION_TIMEOUT_MS;
+    // Node sets the keep-alive timeout again once the answer is sent.
+    const socket = req.raw.socket as Socket | undefined
+    if (typeof socket?.setTimeout === 'function') socket.setTimeout(0)
     return await app.hygiene.collect(req.tenant.name, req.query.dryRun === true)
   })
 

@@ -18,6 +18,9 @@ import { assertBlobHash, blobRefFor, isBlobHash, sha256Hex } from './hash.js'
 import { HEAD_BYTES } from './reader.js'
 import type { BlobPutResult, BlobReader, BlobStat, BlobStore, BlobUsage } from './types.js'
 
+/** Files stat'ed or removed at once by a scan or a removal (the thread pool does them side by side). */
+const PARALLEL = 32
+
 export class FileBlobStore implements BlobStore {
   readonly #dir: string
   /** Puts in flight per hash, so that concurrent puts of the same bytes write once. */
@@ -108,28 +111,41 @@ export class FileBlobStore implements BlobStore {
     for await (const entry of dir) if (entry.isFile() && isBlobHash(entry.name)) yield entry.name
   }
 
+  /** Every blob with its size and time, the stats of `PARALLEL` files at a time. */
   async * scan (): AsyncIterable<BlobStat> {
+    let hashes: string[] = []
     for await (const hash of this.list()) {
-      const stat = await this.#stat(hash)
-      if (stat !== undefined) yield stat
+      hashes.push(hash)
+      if (hashes.length < PARALLEL) continue
+      yield * await this.#statAll(hashes)
+      hashes = []
     }
+    yield * await this.#statAll(hashes)
   }
 
-  /** Removes each unless put at or after `untouchedBefore`, one at a time with the puts of its hash. */
+  /**
+   * Removes each unless put at or after `untouchedBefore`, each one at a time with the puts of
+   * its hash, `PARALLEL` hashes at a time.
+   */
   async remove (hashes: readonly string[], untouchedBefore: number): Promise<BlobStat[]> {
+    for (const hash of hashes) assertBlobHash(hash)
     const removed: BlobStat[] = []
-    for (const hash of hashes) {
-      assertBlobHash(hash)
-      const gone = await this.#serial(hash, async () => {
+    for (let i = 0; i < hashes.length; i += PARALLEL) {
+      const gone = await Promise.all(hashes.slice(i, i + PARALLEL).map(async (hash) => await this.#serial(hash, async () => {
         const stat = await this.#stat(hash)
         if (stat === undefined || stat.touchedMs >= untouchedBefore) return undefined
         await fs.promises.unlink(join(this.#dir, hash))
         this.#count(-1, -stat.size)
         return stat
-      })
-      if (gone !== undefined) removed.push(gone)
+      })))
+      for (const stat of gone) if (stat !== undefined) removed.push(stat)
     }
     return removed
+  }
+
+  async #statAll (hashes: readonly string[]): Promise<BlobStat[]> {
+    const stats = await Promise.all(hashes.map(async (hash) => await this.#stat(hash)))
+    return stats.filter((stat): stat is BlobStat => stat !== undefined)
   }
 
   /** Counted by listing the directory once, then kept current. */

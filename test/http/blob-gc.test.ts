@@ -131,4 +131,27 @@ describe('POST /v1/blobs/gc while a collection runs', () => {
       await store.close()
     }
   })
+
+  it('answers a collection that takes longer than CONNECTION_TIMEOUT_MS over a real socket', async () => {
+    const inner = JsonlStore.inMemory('/gc-slow')
+    const store = new Proxy(inner, {
+      get (target, prop) {
+        if (prop !== 'refLines') return (Reflect.get(target, prop) as (...a: unknown[]) => unknown).bind(target)
+        return async function * (tenant: string) {
+          await new Promise((resolve) => setTimeout(resolve, 700))
+          yield * target.refLines(tenant)
+        }
+      },
+    })
+    const app = await buildTestApp({ store, config: { connectionTimeoutMs: 200 } })
+    try {
+      const base = await app.listen({ port: 0, host: '127.0.0.1' })
+      const res = await fetch(`${base}/v1/blobs/gc`, { method: 'POST' })
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ scanned: 0 })
+    } finally {
+      await app.close()
+      await inner.close()
+    }
+  })
 })

@@ -22,26 +22,31 @@ const FOLLOW_TRIES = 3
 
 export const mayHoldRef = (line: string): boolean => REF_MARKS.some((mark) => line.includes(mark))
 
+/** Session files read at once (the thread pool reads them side by side). */
+const PARALLEL = 16
+
 export async function * refLinesOf (ctx: RefLinesContext, tenant: string): AsyncIterable<string> {
-  for (const session of ctx.index.sessionsOf(tenant)) {
-    const held = ctx.held(tenant, session.id)
-    if (held !== undefined) {
-      yield * held.filter(mayHoldRef)
-      continue
-    }
-    // Looked up now: a session saved since the listing above has its lines in its file by now.
-    const row = ctx.index.get(tenant, session.id)
-    let path = row?.saved === true ? row.path : undefined
-    for (let tries = 0; path !== undefined && tries < FOLLOW_TRIES; tries++) {
-      const lines = await readMarked(ctx.storage, ctx.abs(path))
-      if (lines !== undefined) {
-        yield * lines
-        break
-      }
-      const now = ctx.index.get(tenant, session.id)
-      path = now?.saved === true && now.path !== path ? now.path : undefined
-    }
+  const sessions = ctx.index.sessionsOf(tenant)
+  for (let i = 0; i < sessions.length; i += PARALLEL) {
+    const read = await Promise.all(sessions.slice(i, i + PARALLEL).map(async ({ id }) => await markedOf(ctx, tenant, id)))
+    for (const lines of read) yield * lines
   }
+}
+
+/** The marked lines of one session: in memory while unsaved, else from its file (followed when it moved). */
+async function markedOf (ctx: RefLinesContext, tenant: string, id: string): Promise<readonly string[]> {
+  const held = ctx.held(tenant, id)
+  if (held !== undefined) return held.filter(mayHoldRef)
+  // Looked up now: a session saved since the listing above has its lines in its file by now.
+  const row = ctx.index.get(tenant, id)
+  let path = row?.saved === true ? row.path : undefined
+  for (let tries = 0; path !== undefined && tries < FOLLOW_TRIES; tries++) {
+    const lines = await readMarked(ctx.storage, ctx.abs(path))
+    if (lines !== undefined) return lines
+    const now = ctx.index.get(tenant, id)
+    path = now?.saved === true && now.path !== path ? now.path : undefined
+  }
+  return []
 }
 
 /** The marked lines of one file, `undefined` when it does not exist. */
