@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { DEFAULT_TENANT } from '../src/auth/tokens.js'
@@ -169,7 +169,13 @@ export async function measureGc (): Promise<GcRun[]> {
 
 const p99 = (values: readonly number[]): number => percentileSorted([...values].sort((a, b) => a - b), 99)
 
-export function gcSection (runs: GcRun[]): string {
+/** The section's first line when run on its own: when, and what else the machine was doing. */
+export function gcRunLine (start: readonly number[], end: readonly number[]): string {
+  const load = (l: readonly number[]): string => l.map((x) => x.toFixed(2)).join(' / ')
+  return `Run of its own (\`npx tsx bench/gc.ts\`), ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC; load average (1/5/15 min) ${load(start)} at the start, ${load(end)} at the end.`
+}
+
+export function gcSection (runs: GcRun[], runLine?: string): string {
   const rows = runs.map((r) => [
     r.backend, int(r.report.scanned), int(r.report.referenced), int(r.report.deleted), fmt(r.gcMs / 1000, 2),
     mib(r.rssPeak), mib(r.rssPeak - r.rssBefore),
@@ -178,6 +184,7 @@ export function gcSection (runs: GcRun[]): string {
   return [
     '## Blob collection: 100,000 blobs in 10,000 sessions',
     '',
+    ...(runLine === undefined ? [] : [runLine, '']),
     `${int(SESSIONS)} saved sessions of ${REFS_PER_SESSION} image refs each hold ${int(SESSIONS * REFS_PER_SESSION)} blobs of ${BLOB_BYTES} bytes;`,
     `${int(UNREFERENCED)} more blobs are referenced by nothing and older than the grace period. One server as shipped (on disk the`,
     'second start on the files, its index built) runs one collection (`POST /v1/blobs/gc`); its RSS is sampled every 25 ms',
@@ -190,5 +197,7 @@ export function gcSection (runs: GcRun[]): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  console.log(gcSection(await measureGc()))
+  const start = loadavg()
+  const runs = await measureGc()
+  console.log(gcSection(runs, gcRunLine(start, loadavg())))
 }
