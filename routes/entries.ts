@@ -87,7 +87,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return reply.send(result)
   })
 
-  app.post('/:id/records', { schema: AppendRecords, preValidation: checkRecordsSize }, async (req, reply) => {
+  app.post('/:id/records', { schema: AppendRecords, config: { quota: 'data' }, preValidation: checkRecordsSize }, async (req, reply) => {
     const { result, etag, replayed } = await req.tenant.registry.appendRecords(req.params.id, req.body, {
       ifMatch: req.headers['if-match'],
       idempotencyKey: req.headers['idempotency-key'],

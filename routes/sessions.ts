@@ -88,7 +88,7 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.sendDownload({ size: value.size, body: value.chunks, close: value.close })
   })
 
-  app.put('/:id/file', { schema: ReplaceSessionFile, onRequest: requireJsonl }, async (req, reply) => {
+  app.put('/:id/file', { schema: ReplaceSessionFile, config: { quota: 'file' }, onRequest: requireJsonl }, async (req, reply) => {
     const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = req.headers
     const charge = rewriteCharge(req, reply)
     const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch, charge })

@@ -54,8 +54,9 @@ declare module 'fastify' {
     shedLoad?: boolean
     /**
      * A write the tenant's quotas bound (src/plugins/quotas.ts): `session` creates a session and
-     * stores its body, `data` stores its body.
+     * stores its body, `data` stores its body, `file` stores its body as the session `:id`,
+     * creating it when there is none.
      */
-    quota?: 'session' | 'data'
+    quota?: 'session' | 'data' | 'file'
   }
 }

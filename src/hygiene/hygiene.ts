@@ -42,6 +42,11 @@ export class Hygiene {
     this.usage = new UsageMeter(options.store)
   }
 
+  /** Whether `tenant` has the session `id` (saved or not). */
+  async exists (tenant: string, id: string): Promise<boolean> {
+    return await this.#options.store.info(tenant, id) !== undefined
+  }
+
   /** The retention and quotas of `tenant`. */
   policy (tenant: string): TenantPolicy {
     return policyOf(this.#options.config, this.#options.tokens?.settingsOf(tenant))

@@ -95,6 +95,31 @@ describe('quotas', () => {
     expect((await acme.upload(randomBytes(20_000))).statusCode).toBe(201)
   })
 
+  it('bound the agents\' own writes too: PUT file makes no session past the quota but replaces one, records append within it', async () => {
+    await withSettings({ acme: { quota: { sessions: 1 } } })
+    const headers = { ...bearer(fx.secrets.write), 'content-type': 'application/x-ndjson' }
+    const file = (id: string): string => JSON.stringify({ type: 'session', version: 3, id, timestamp: '2026-03-14T15:04:07.123Z', cwd: '/q' }) + '\n' +
+      JSON.stringify({ type: 'message', id: 'a1', parentId: null, timestamp: '2026-03-14T15:04:08.000Z', message: { role: 'user', content: 'hi' } }) + '\n'
+    const put = async (id: string) => await app.inject({ method: 'PUT', url: `/v1/sessions/${id}/file`, payload: file(id), headers })
+    expect((await put('mine')).statusCode).toBe(201)
+    const refused = await put('another')
+    expect(refused.statusCode).toBe(507)
+    expect(refused.json()).toMatchObject({ code: 'SS_QUOTA_EXCEEDED', quota: { resource: 'sessions', usage: 1, limit: 1 } })
+    expect((await put('mine')).statusCode).toBe(200)
+    const record = { type: 'message', id: 'a2', parentId: 'a1', timestamp: '2026-03-14T15:04:09.000Z', message: { role: 'user', content: 'more' } }
+    expect((await as(fx.secrets.write).post('/v1/sessions/mine/records', { records: [record] })).statusCode).toBe(201)
+  })
+
+  it('refuse records past the byte quota', async () => {
+    await withSettings({ acme: { quota: { bytes: 2000 } } })
+    const acme = as(fx.secrets.write)
+    const id = (await acme.create()).json().header.id as string
+    const record = (n: number) => ({ type: 'message', id: `r${n}`, parentId: n === 0 ? null : `r${n - 1}`, timestamp: '2026-03-14T15:04:09.000Z', message: { role: 'user', content: 'x'.repeat(900) } })
+    expect((await acme.post(`/v1/sessions/${id}/records`, { records: [record(0)] })).statusCode).toBe(201)
+    const refused = await acme.post(`/v1/sessions/${id}/records`, { records: [record(1)] })
+    expect([refused.statusCode, refused.json().code]).toEqual([507, 'SS_QUOTA_EXCEEDED'])
+  })
+
   it('are off in open mode unless set', async () => {
     app = await buildTestApp()
     expect((await app.inject({ method: 'GET', url: '/v1/usage' })).json()).toMatchObject({ tenant: 'default', quota: { bytes: null, sessions: null } })
