@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, scale, pgdriver, pgstorage, pgmulti, pgserver, ui.
+ * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, scale, gc, pgdriver, pgstorage, pgmulti, pgserver, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -12,6 +12,7 @@ import { coldOpenSection, measureColdOpen, type ColdOpenResults } from './cold-o
 import { deepPathSection, deepPathTable, measureDeepHttp, type DeepHttpResult, type DeepPathResult } from './deep-path.js'
 import { ceilingSection, measureCeiling, type CeilingRun } from './fanout-ceiling.js'
 import { fanoutSection, runScenario, SCENARIOS, type ScenarioResult } from './fanout.js'
+import { gcSection, measureGc } from './gc.js'
 import { buildOnce, SERVER_UNDER_TEST } from './lib/processes.js'
 import { fmt } from './lib/stats.js'
 import { manySessionsSection, measureManySessions, type ManyResults } from './many-sessions.js'
@@ -80,6 +81,7 @@ const STEPS: Record<string, () => Promise<string>> = {
   },
   many: async () => manySessionsSection(results.many = await measureManySessions(3)),
   scale: async () => scaleSection(await measureScale()),
+  gc: async () => gcSection(await measureGc()),
   pgdriver: async () => driverSection(await measureDrivers(3), 3),
   pgstorage: async () => pgStorageSection(await measurePgStorage(3), 3),
   pgmulti: async () => multiSection(await measureMulti(PG_MULTI), PG_MULTI),

@@ -41,7 +41,7 @@ const blobs: FastifyPluginAsyncTypebox = async (app) => {
   app.addContentTypeParser(['application/octet-stream', '*'], { parseAs: 'buffer' },
     (_req, body, done) => { done(null, body) })
 
-  app.put('/sha256/:hex', { schema: PutBlob }, async (req, reply) => {
+  app.put('/sha256/:hex', { schema: PutBlob, config: { quota: 'data' } }, async (req, reply) => {
     const bytes = bytesOf(req.body)
     const actual = sha256Hex(bytes)
     if (actual !== req.params.hex) throw new DigestMismatch(actual, req.params.hex)
@@ -50,7 +50,7 @@ const blobs: FastifyPluginAsyncTypebox = async (app) => {
     return infoOf(stored, bytes.length)
   })
 
-  app.post('', { schema: PostBlob }, async (req, reply) => {
+  app.post('', { schema: PostBlob, config: { quota: 'data' } }, async (req, reply) => {
     const bytes = bytesOf(req.body)
     const stored = await req.tenant.blobs.put(bytes)
     return reply.code(201).header('location', blobPath(stored.hash)).send(infoOf(stored, bytes.length))

@@ -73,7 +73,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return tagged(reply, await req.tenant.registry.entry(req.params.id, req.params.entryId, req.query.blobs))
   })
 
-  app.post('/:id/entries', { schema: AppendEntries, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
+  app.post('/:id/entries', { schema: AppendEntries, config: { quota: 'data' }, preValidation: [singleEntryAsBatch, checkBatchSize] }, async (req, reply) => {
     const { result, etag, replayed, json } = await req.tenant.registry.append(req.params.id, req.body, {
       ifMatch: req.headers['if-match'],
       idempotencyKey: req.headers['idempotency-key'],
@@ -87,7 +87,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return reply.send(result)
   })
 
-  app.post('/:id/records', { schema: AppendRecords, preValidation: checkRecordsSize }, async (req, reply) => {
+  app.post('/:id/records', { schema: AppendRecords, config: { quota: 'data' }, preValidation: checkRecordsSize }, async (req, reply) => {
     const { result, etag, replayed } = await req.tenant.registry.appendRecords(req.params.id, req.body, {
       ifMatch: req.headers['if-match'],
       idempotencyKey: req.headers['idempotency-key'],
@@ -102,7 +102,7 @@ const entries: FastifyPluginAsyncTypebox = async (app) => {
     return reply.header('etag', moved.etag).send(moved)
   })
 
-  app.post('/:id/branch-summary', { schema: BranchSummary }, async (req, reply) => {
+  app.post('/:id/branch-summary', { schema: BranchSummary, config: { quota: 'data' } }, async (req, reply) => {
     const { id } = req.params
     const created = await req.tenant.registry.branchSummary(id, req.body, req.headers['if-match'], req.query.blobs)
     return reply.code(201).send(tagged(reply, created))

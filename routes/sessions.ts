@@ -38,7 +38,7 @@ async function defaultBody (req: FastifyRequest): Promise<void> {
 const sessions: FastifyPluginAsyncTypebox = async (app) => {
   // A title change rewrites the whole file (SPEC.md §6.7): its bytes count against the tenant's MAX_REWRITE_BYTES.
   const rewrites = new ByteBudget(app.config.maxRewriteBytes, app.config.rateLimitWindowMs)
-  app.post('', { schema: CreateSession }, async (req, reply) => {
+  app.post('', { schema: CreateSession, config: { quota: 'session' } }, async (req, reply) => {
     return sendSession(reply, await req.tenant.registry.create(req.body), 201)
   })
 
@@ -48,12 +48,12 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return { sessions: await req.tenant.registry.recent(req.query.cwd, req.query.limit) }
   })
 
-  app.post('/continue', { schema: ContinueSession }, async (req, reply) => {
+  app.post('/continue', { schema: ContinueSession, config: { quota: 'session' } }, async (req, reply) => {
     const { session, created } = await req.tenant.registry.continueRecent(req.body.cwd, req.body.terminalId)
     return sendSession(reply, session, created ? 201 : 200)
   })
 
-  app.post('/import', { schema: ImportSession, onRequest: requireJsonl }, async (req, reply) => {
+  app.post('/import', { schema: ImportSession, config: { quota: 'session' }, onRequest: requireJsonl }, async (req, reply) => {
     return sendSession(reply, await req.tenant.registry.import(req.body, { newId: req.query.newId }), 201)
   })
 
@@ -77,7 +77,7 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return sendSession(reply, await req.tenant.registry.move(req.params.id, req.body.cwd, req.headers['if-match']))
   })
 
-  app.post('/:id/fork', { schema: ForkSession, preValidation: defaultBody }, async (req, reply) => {
+  app.post('/:id/fork', { schema: ForkSession, config: { quota: 'session' }, preValidation: defaultBody }, async (req, reply) => {
     const session = await req.tenant.registry.fork(req.params.id, req.body.leafId, req.headers['if-match'])
     return sendSession(reply, session, 201)
   })
@@ -88,7 +88,7 @@ const sessions: FastifyPluginAsyncTypebox = async (app) => {
     return await reply.sendDownload({ size: value.size, body: value.chunks, close: value.close })
   })
 
-  app.put('/:id/file', { schema: ReplaceSessionFile, onRequest: requireJsonl }, async (req, reply) => {
+  app.put('/:id/file', { schema: ReplaceSessionFile, config: { quota: 'file' }, onRequest: requireJsonl }, async (req, reply) => {
     const { 'if-match': ifMatch, 'if-none-match': ifNoneMatch } = req.headers
     const charge = rewriteCharge(req, reply)
     const { session, created } = await req.tenant.registry.replaceFile(req.params.id, req.body, { ifMatch, ifNoneMatch, charge })

@@ -12,6 +12,7 @@ import blobRoutes from '../routes/blobs.js'
 import entryRoutes from '../routes/entries.js'
 import eventRoutes from '../routes/events.js'
 import healthRoutes from '../routes/health.js'
+import hygieneRoutes from '../routes/hygiene.js'
 import metricsRoutes from '../routes/metrics.js'
 import sessionRoutes from '../routes/sessions.js'
 import tokenRoutes from '../routes/tokens.js'
@@ -22,6 +23,7 @@ import type { TokenStore } from './auth/tokens.js'
 import { createBlobStore, type BlobStoreFactory } from './blobs/index.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import { Hygiene } from './hygiene/hygiene.js'
 import { OneLineRequestLog } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
@@ -33,6 +35,7 @@ import metrics from './plugins/metrics.js'
 import openapi from './plugins/openapi.js'
 import overload from './plugins/overload.js'
 import problem, { clientErrorHandler, frameworkErrors } from './plugins/problem.js'
+import quotas from './plugins/quotas.js'
 import queryCoercion from './plugins/query-coercion.js'
 import requestBodies from './plugins/request-bodies.js'
 import routeAccess from './plugins/route-access.js'
@@ -129,6 +132,10 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   const tenants = tenantsOf(deps, app)
   app.decorate('tenants', tenants)
   app.decorate('tokens', deps.tokens ?? null)
+  const hygiene = new Hygiene({ config: deps.config, store: deps.store, tenants, logger: app.log, ...(deps.tokens === undefined ? {} : { tokens: deps.tokens }) })
+  app.decorate('hygiene', hygiene)
+  app.addHook('onReady', async () => { hygiene.start() })
+  app.addHook('onClose', async () => { await hygiene.stop() })
   registerSharedSchemas(app)
   // Live SSE streams never end on their own: end them before the server waits for its connections.
   app.addHook('preClose', async () => { tenants.shutdown() })
@@ -149,6 +156,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(requestBodies)
   await app.register(access, { tokens: deps.tokens, tenants })
   await app.register(overload)
+  await app.register(quotas)
   await app.register(downloads)
   await app.register(openapi)
 
@@ -159,6 +167,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(entryRoutes, { prefix: '/v1/sessions' })
   await app.register(eventRoutes, { prefix: '/v1' })
   await app.register(tokenRoutes, { prefix: '/v1/tokens' })
+  await app.register(hygieneRoutes, { prefix: '/v1' })
   await app.register(uiRoutes)
   return app
 }

@@ -87,6 +87,20 @@ export interface Config {
   maxConnectionsPerClient: number
   /** Origins CORS allows: `[]` = CORS off, `['*']` = any origin (without credentials). */
   corsOrigins: string[]
+  /** Ms between collections of every tenant's unreferenced blobs; 0 = only on demand. */
+  blobGcIntervalMs: number
+  /** Ms a blob put and not referenced yet is kept by a collection. */
+  blobGcGraceMs: number
+  /** Default retention: sessions unchanged for this many days are deleted; 0 = kept forever. */
+  retentionDays: number
+  /** Default retention keeps sessions that hold a label. */
+  retentionKeepLabelled: boolean
+  /** Ms between applications of every tenant's retention. */
+  retentionIntervalMs: number
+  /** Default quota of bytes (sessions and blobs) per tenant; 0 = none. */
+  quotaBytes: number
+  /** Default quota of sessions per tenant; 0 = none. */
+  quotaSessions: number
 }
 
 const MIB = 1024 * 1024
@@ -237,7 +251,22 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     maxConnections: integer(env, 'MAX_CONNECTIONS', authOn ? 2048 : 0, 0, 1_000_000),
     maxConnectionsPerClient: integer(env, 'MAX_CONNECTIONS_PER_CLIENT', authOn ? 256 : 0, 0, 1_000_000),
     corsOrigins: corsOrigins(env),
+    ...hygiene(env, authOn),
   })
+}
+
+/** Blob collection, retention and quotas: collection and quotas on by default only with tokens. */
+function hygiene (env: Env, authOn: boolean): Pick<Config, 'blobGcIntervalMs' | 'blobGcGraceMs' | 'retentionDays' |
+'retentionKeepLabelled' | 'retentionIntervalMs' | 'quotaBytes' | 'quotaSessions'> {
+  return {
+    blobGcIntervalMs: integer(env, 'BLOB_GC_INTERVAL_MS', authOn ? 3_600_000 : 0, 0, 366 * 86_400_000),
+    blobGcGraceMs: integer(env, 'BLOB_GC_GRACE_MS', 3_600_000, 0, 366 * 86_400_000),
+    retentionDays: integer(env, 'RETENTION_DAYS', 0, 0, 36_500),
+    retentionKeepLabelled: flag(env, 'RETENTION_KEEP_LABELLED'),
+    retentionIntervalMs: integer(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1000, 366 * 86_400_000),
+    quotaBytes: integer(env, 'QUOTA_BYTES', authOn ? 10 * 1024 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
+    quotaSessions: integer(env, 'QUOTA_SESSIONS', authOn ? 100_000 : 0, 0, 1_000_000_000),
+  }
 }
 
 /** The registry's memory bounds (per tenant) from the configuration. */

@@ -127,6 +127,19 @@ export const UnsavedSessionTooLarge = createError<[string, string]>('SS_UNSAVED_
 /** The argument is the limit of unsaved sessions per tenant. */
 export const TooManyUnsavedSessions = createError<[number]>('SS_TOO_MANY_UNSAVED_SESSIONS',
   'At most %d sessions without an assistant message are held at once; save or delete one first', 429)
+/** A collection of the tenant's blobs runs already (on this server or another). */
+export const CollectionRunning = createError('SS_COLLECTION_RUNNING',
+  "A collection of this tenant's blobs is running already; try again when it is done", 409)
+/** What a refused write would exceed: `usage` of `limit` (bytes or sessions). */
+export interface QuotaFacts { resource: 'bytes' | 'sessions', usage: number, limit: number }
+/**
+ * The tenant stores as much as its quota allows (507), or one request body is larger than the
+ * whole quota (413). Carries `quota` (QuotaFacts), which the problem body shows.
+ */
+export const QuotaExceeded = createError<[string, number, number]>('SS_QUOTA_EXCEEDED',
+  "The tenant's %s quota is spent (%d used of %d); delete sessions to make room", 507)
+export const QuotaBodyTooLarge = createError<[number, number]>('SS_QUOTA_EXCEEDED',
+  'The body (%d bytes) is larger than the tenant\'s whole quota of %d bytes', 413)
 /** The argument is the budget of bytes in flight per token. */
 export const TooManyDownloads = createError<[number]>('SS_TOO_MANY_DOWNLOADS',
   'Too many bytes in flight: at most %d bytes of answers at once per token; read or close the earlier ones first', 429)
@@ -203,6 +216,11 @@ export const Problem = Type.Object({
   status: Type.Integer({ minimum: 400, maximum: 599 }),
   code: Type.String({ pattern: '^SS_[A-Z0-9_]+$', description: 'Stable machine-readable code' }),
   detail: Type.Optional(Type.String({ description: 'Human-readable explanation; never sent for 5xx' })),
+  quota: Type.Optional(Type.Object({
+    resource: Type.Union([Type.Literal('bytes'), Type.Literal('sessions')], { description: 'What the quota bounds' }),
+    usage: Type.Integer({ minimum: 0, description: 'What the tenant stores now' }),
+    limit: Type.Integer({ minimum: 0, description: 'Its quota' }),
+  }, { additionalProperties: false, description: 'With `SS_QUOTA_EXCEEDED`: the quota the write would pass' })),
 }, { $id: 'Problem', additionalProperties: false })
 // eslint-disable-next-line @typescript-eslint/no-redeclare -- the schema and its static type share one name
 export type Problem = Static<typeof Problem>

@@ -3,6 +3,7 @@ import type { Tenant, Tenants } from './auth/tenants.js'
 import type { Principal, TokenStore } from './auth/tokens.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
+import type { Hygiene } from './hygiene/hygiene.js'
 import type { Download } from './plugins/downloads.js'
 import type { RouteAccess, RouteScope } from './plugins/route-access.js'
 import type { SessionRegistry } from './registry/session-registry.js'
@@ -18,6 +19,8 @@ declare module 'fastify' {
     tenants: Tenants
     /** The tokens in force, reloaded on SIGHUP; `null` without AUTH_TOKENS_FILE (open mode). */
     tokens: TokenStore | null
+    /** Blob collection, retention and the usage figures of quotas (src/hygiene/hygiene.ts). */
+    hygiene: Hygiene
     /** What every registered route requires, in registration order (src/plugins/route-access.ts). */
     routeAccess: readonly RouteAccess[]
   }
@@ -49,5 +52,11 @@ declare module 'fastify' {
     stream?: boolean
     /** Answered 503 while the event loop lags; default: every route that is not public. */
     shedLoad?: boolean
+    /**
+     * A write the tenant's quotas bound (src/plugins/quotas.ts): `session` creates a session and
+     * stores its body, `data` stores its body, `file` stores its body as the session `:id`,
+     * creating it when there is none.
+     */
+    quota?: 'session' | 'data' | 'file'
   }
 }

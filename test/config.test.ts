@@ -36,6 +36,13 @@ describe('loadConfig', () => {
       maxConnections: 0,
       maxConnectionsPerClient: 0,
       corsOrigins: [],
+      blobGcIntervalMs: 0,
+      blobGcGraceMs: 3_600_000,
+      retentionDays: 0,
+      retentionKeepLabelled: false,
+      retentionIntervalMs: 3_600_000,
+      quotaBytes: 0,
+      quotaSessions: 0,
     })
   })
 
@@ -74,6 +81,13 @@ describe('loadConfig', () => {
       MAX_CONNECTIONS: '10',
       MAX_CONNECTIONS_PER_CLIENT: '2',
       CORS_ORIGINS: 'https://a.example, http://localhost:3000',
+      BLOB_GC_INTERVAL_MS: '60000',
+      BLOB_GC_GRACE_MS: '0',
+      RETENTION_DAYS: '30',
+      RETENTION_KEEP_LABELLED: '1',
+      RETENTION_INTERVAL_MS: '5000',
+      QUOTA_BYTES: '1000000',
+      QUOTA_SESSIONS: '12',
     }, '/srv/app')
     expect(config).toEqual({
       port: 0,
@@ -109,6 +123,13 @@ describe('loadConfig', () => {
       maxConnections: 10,
       maxConnectionsPerClient: 2,
       corsOrigins: ['https://a.example', 'http://localhost:3000'],
+      blobGcIntervalMs: 60_000,
+      blobGcGraceMs: 0,
+      retentionDays: 30,
+      retentionKeepLabelled: true,
+      retentionIntervalMs: 5000,
+      quotaBytes: 1_000_000,
+      quotaSessions: 12,
     })
   })
 
@@ -133,8 +154,11 @@ describe('loadConfig', () => {
       rateLimitTenantMax: 30_000,
       maxSsePerTenant: 256,
       maxDownloadBytesPerToken: 256 * 1024 * 1024,
+      blobGcIntervalMs: 3_600_000,
+      quotaBytes: 10 * 1024 * 1024 * 1024,
+      quotaSessions: 100_000,
     })
-    expect(loadConfig({})).toMatchObject({ publicRateLimitMax: 0, maxRewriteBytes: 0 })
+    expect(loadConfig({})).toMatchObject({ publicRateLimitMax: 0, maxRewriteBytes: 0, blobGcIntervalMs: 0, quotaBytes: 0, quotaSessions: 0 })
     expect(() => loadConfig({ REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '2000' })).toThrow('HEADERS_TIMEOUT_MS: must not exceed REQUEST_TIMEOUT_MS')
     expect(loadConfig({})).toMatchObject({ rateLimitMax: 0, maxSsePerToken: 0, maxBatchEntries: 0, maxEventLoopDelayMs: 0 })
     expect(loadConfig({}).authTokensFile).toBeUndefined()

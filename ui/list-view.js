@@ -1,6 +1,7 @@
 // The session list: every session of the caller's tenant, newest change first, kept current by
 // GET /v1/events (created, updated, deleted), filtered by project (cwd) and by text in the
-// title and first message.
+// title and first message; above it, what the tenant stores against its quotas (GET /v1/usage),
+// counted again at most every few seconds while sessions change.
 import { api, withQuery } from './api.js'
 import { ago, h, int, perFrame, plain, replace } from './dom.js'
 import { LiveStream } from './live.js'
@@ -8,6 +9,18 @@ import { LiveStream } from './live.js'
 const PAGE = 1000
 const MAX_PAGES = 20
 const SHOWN = 500 // rows rendered at most; the filters narrow the rest
+const USAGE_EVERY_MS = 3000
+
+/** Bytes as people read them: `12.3 MB`. */
+function bytes (n) {
+  const units = ['bytes', 'KB', 'MB', 'GB', 'TB']
+  let i = 0
+  while (n >= 1000 && i < units.length - 1) { n /= 1000; i++ }
+  return `${i === 0 ? int(n) : n.toFixed(1)} ${units[i]}`
+}
+
+/** `used` and, with a quota, `of <limit> (<percent>)`. */
+const against = (used, limit, show) => limit === null ? show(used) : `${show(used)} of ${show(limit)} (${Math.min(100, Math.round(used / limit * 100))} %)`
 
 export class ListView {
   constructor (main, onUnauthorized) {
@@ -17,23 +30,24 @@ export class ListView {
     this.cwd = h('select', { id: 'cwd-filter', onChange: this.renderSoon }, h('option', { value: '' }, 'All projects'))
     this.text = h('input', { id: 'text-filter', type: 'search', placeholder: 'Title or first message', onInput: this.renderSoon })
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' })
+    this.usage = h('p', { class: 'usage', id: 'usage' })
     this.list = h('ul', { class: 'session-list' })
     replace(main, h('section', { class: 'sessions' },
       h('header', { class: 'list-head' }, h('h1', {}, 'Sessions'),
         h('div', { class: 'filters' },
           h('span', { class: 'filter' }, h('label', { for: 'cwd-filter' }, 'Project'), this.cwd),
           h('span', { class: 'filter' }, h('label', { for: 'text-filter' }, 'Search'), this.text))),
-      this.summary, this.list))
+      this.usage, this.summary, this.list))
     void this.#start()
   }
 
   async #start () {
     if (!await this.#load()) return
-    const upsert = (info) => { this.sessions.set(info.id, info); this.renderSoon() }
+    const upsert = (info) => { this.sessions.set(info.id, info); this.renderSoon(); this.#usageSoon() }
     this.stream = new LiveStream('/v1/events', {}, {
       'session-created': upsert,
       'session-updated': upsert,
-      'session-deleted': (info) => { this.sessions.delete(info.id); this.renderSoon() },
+      'session-deleted': (info) => { this.sessions.delete(info.id); this.renderSoon(); this.#usageSoon() },
       reset: () => { void this.#load() },
     }, {
       probe: () => api('/v1/sessions?limit=1'),
@@ -59,8 +73,31 @@ export class ListView {
     }
     this.sessions = sessions
     this.#render()
+    void this.#usage()
     this.main.dataset.ready = 'true'
     return true
+  }
+
+  /** Counts the usage again once the changes of the next few seconds are in. */
+  #usageSoon () {
+    if (this.usageTimer !== undefined) return
+    this.usageTimer = setTimeout(() => { this.usageTimer = undefined; void this.#usage() }, USAGE_EVERY_MS)
+  }
+
+  async #usage () {
+    let u
+    try {
+      u = await api('/v1/usage')
+    } catch {
+      replace(this.usage)
+      return
+    }
+    replace(this.usage, h('span', { class: 'usage-label' }, 'Storage'),
+      h('span', { class: 'usage-bytes' }, against(u.bytes, u.quota.bytes, bytes)),
+      h('span', { class: 'usage-sessions' }, `${against(u.sessions, u.quota.sessions, int)} ${u.sessions === 1 ? 'session' : 'sessions'}`),
+      h('span', { class: 'usage-blobs' }, `${int(u.blobs)} ${u.blobs === 1 ? 'blob' : 'blobs'} (${bytes(u.blobBytes)})`),
+      u.retention.days === null ? null : h('span', { class: 'usage-retention' }, `kept ${int(u.retention.days)} days after their last change`))
+    this.usage.dataset.full = String((u.quota.bytes !== null && u.bytes >= u.quota.bytes) || (u.quota.sessions !== null && u.sessions >= u.quota.sessions))
   }
 
   #failed (err) {
@@ -89,5 +126,8 @@ export class ListView {
           h('span', { class: 'counts' }, `${int(s.entryCount)} entries · ${int(s.messageCount)} messages`))))))
   }
 
-  destroy () { this.stream?.close() }
+  destroy () {
+    this.stream?.close()
+    clearTimeout(this.usageTimer)
+  }
 }

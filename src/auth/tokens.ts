@@ -12,6 +12,7 @@ import { InvalidArgument, TooManyTokens } from '../errors.js'
 import { withLockFile } from '../lock-file.js'
 import { FileSessionStorage } from '../storage/file-session-storage.js'
 import { writeAtomically } from '../session/write-queue.js'
+import { parseTenantSettings, type TenantSettings, type TenantSettingsFile } from './tenant-settings.js'
 
 export type Scope = 'read' | 'write' | 'admin'
 export const SCOPES: readonly Scope[] = ['read', 'write', 'admin']
@@ -34,7 +35,8 @@ export interface TokenRecord {
   name?: string
 }
 
-export interface TokenFile { version: 1, tokens: TokenRecord[] }
+/** The token file: its tokens, and the storage settings of tenants (src/auth/tenant-settings.ts). */
+export interface TokenFile { version: 1, tokens: TokenRecord[], tenants?: TenantSettingsFile }
 
 /** Who a request is: the token's id, tenant and effective scopes. */
 export interface Principal {
@@ -74,7 +76,12 @@ export function parseTokenFile (text: string): TokenFile {
   }
   const tokens = (doc as { tokens?: unknown } | null)?.tokens
   if (!Array.isArray(tokens)) throw new InvalidArgument('token file needs a "tokens" array')
-  return { version: 1, tokens: tokens.map((t, i) => checkRecord(t, i)) }
+  const tenants = (doc as { tenants?: unknown }).tenants
+  return {
+    version: 1,
+    tokens: tokens.map((t, i) => checkRecord(t, i)),
+    ...(tenants === undefined ? {} : { tenants: parseTenantSettings(tenants, TENANT_RE) }),
+  }
 }
 
 function checkRecord (value: unknown, i: number): TokenRecord {
@@ -94,6 +101,7 @@ export class TokenStore {
   readonly #path: string
   #byHash = new Map<string, TokenRecord>()
   #byId = new Map<string, TokenRecord>()
+  #tenants: TenantSettingsFile = {}
   readonly #listeners = new Set<() => void>()
 
   private constructor (path: string) { this.#path = path }
@@ -116,7 +124,18 @@ export class TokenStore {
     const file = parseTokenFile(await readFile(this.#path, 'utf8'))
     this.#byHash = new Map(file.tokens.map((t) => [t.sha256, t]))
     this.#byId = new Map(file.tokens.map((t) => [t.id, t]))
+    this.#tenants = file.tenants ?? {}
     for (const listener of [...this.#listeners]) listener()
+  }
+
+  /** The storage settings the file gives `tenant` (none: the server's defaults). */
+  settingsOf (tenant: string): TenantSettings | undefined {
+    return this.#tenants[tenant]
+  }
+
+  /** Tenants the file names, by their tokens or their settings. */
+  get tenantNames (): string[] {
+    return [...new Set([...Object.keys(this.#tenants), ...[...this.#byId.values()].map((t) => t.tenant)])]
   }
 
   /** Calls `listener` after every successful reload; returns the function that stops that. */
@@ -182,7 +201,7 @@ async function addTokenNow (path: string, input: NewToken, { maxPerTenant = 0 }:
     ...(input.expiresAt === undefined ? {} : { expiresAt: new Date(input.expiresAt).toISOString() }),
     ...(input.name === undefined ? {} : { name: input.name }),
   }, file.tokens.length)
-  await writeTokenFile(path, { version: 1, tokens: [...file.tokens, token] })
+  await writeTokenFile(path, { ...file, tokens: [...file.tokens, token] })
   return { secret, token }
 }
 
@@ -195,7 +214,7 @@ export async function removeToken (path: string, id: string, tenant?: string): P
     const file = await readTokenFileOrEmpty(path)
     const tokens = file.tokens.filter((t) => t.id !== id || (tenant !== undefined && t.tenant !== tenant))
     if (tokens.length === file.tokens.length) return false
-    await writeTokenFile(path, { version: 1, tokens })
+    await writeTokenFile(path, { ...file, tokens })
     return true
   })
 }

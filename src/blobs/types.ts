@@ -24,10 +24,28 @@ export interface BlobReader {
   close(): Promise<void>
 }
 
+/** One stored blob, as a collection (src/hygiene/blob-gc.ts) sees it. */
+export interface BlobStat {
+  hash: string
+  /** Bytes. */
+  size: number
+  /** When the bytes were last put (stored, or put again while stored), epoch ms. */
+  touchedMs: number
+}
+
+/** What a tenant's blobs take. */
+export interface BlobUsage {
+  blobs: number
+  /** Bytes of all the blobs together. */
+  bytes: number
+}
+
 export interface BlobStore {
   /**
    * Stores `bytes` under their SHA-256 unless already present. Durable on return:
-   * temp file, fsync, rename, directory fsync.
+   * temp file, fsync, rename, directory fsync. A put of bytes already stored marks them as put
+   * now (`BlobStat.touchedMs`), so that a collection keeps them for its grace period: a write
+   * path puts the bytes of every ref it is about to write.
    */
   put(bytes: Uint8Array): Promise<BlobPutResult>
   /** The bytes, or `null` when absent. `hash` MUST already be validated as 64 lowercase hex. */
@@ -43,4 +61,14 @@ export interface BlobStore {
    * a store without it cannot be the source of `session-store migrate --from`.
    */
   list?(): AsyncIterable<string>
+  /** Every stored blob, each once, in no promised order; blobs put or removed meanwhile may or may not show. */
+  scan(): AsyncIterable<BlobStat>
+  /**
+   * Removes each blob of `hashes` unless it was put at or after `untouchedBefore` (epoch ms),
+   * and answers those it removed. Atomic against a put of the same bytes: a put either lands
+   * before (the blob is then kept, touched) or after (it is stored again).
+   */
+  remove(hashes: readonly string[], untouchedBefore: number): Promise<BlobStat[]>
+  /** How many blobs are stored and their bytes. */
+  usage(): Promise<BlobUsage>
 }

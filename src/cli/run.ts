@@ -6,6 +6,7 @@
 import {
   EXIT_FAILURE, EXIT_OK, EXIT_USAGE, messageOf, parseCommand, UsageError, type Command, type Io,
 } from './args.js'
+import { gcCommand } from './gc.js'
 import { migrateCommand } from './migrate.js'
 import { serveCommand } from './serve.js'
 import { pullCommand } from './pull.js'
@@ -15,7 +16,7 @@ import { tokenCommand } from './token.js'
 import { exportCommand, importCommand } from './transfer.js'
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, syncCommand, pullCommand, migrateCommand, tailCommand, tokenCommand]
+export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, syncCommand, pullCommand, migrateCommand, tailCommand, tokenCommand, gcCommand]
 
 /** The top-level `--help` text. */
 export function mainHelp (): string {

@@ -9,8 +9,8 @@ import { globalEvents, seg, sessionEvents, type GlobalStreamEvent, type SessionS
 import { Transport } from './transport.js'
 import type {
   AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions, ClientOptions,
-  ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, LeafMove, ListSessionsQuery, MutationOptions,
-  NewEntry, RecentSession, RecordsResult, Session, SessionContext, SessionList, TreeView,
+  ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, GcReport, LeafMove, ListSessionsQuery, MutationOptions,
+  NewEntry, RecentSession, RecordsResult, Session, SessionContext, SessionList, TreeView, Usage,
 } from './types.js'
 
 /** Options of `append`. */
@@ -252,6 +252,18 @@ export class SessionStoreClient {
   async hasBlob (hash: string, options: CallOptions = {}): Promise<boolean> {
     const res = await this.#http.send({ method: 'HEAD', path: blobPath(hash), accept: [404], signal: options.signal })
     return res.status === 200
+  }
+
+  // ── Storage hygiene ─────────────────────────────────────────────────────────
+
+  /** `POST /v1/blobs/gc` (admin): collects the tenant's unreferenced blobs now; `dryRun` removes nothing. */
+  async collectBlobs (options: CallOptions & { dryRun?: boolean } = {}): Promise<GcReport> {
+    return await this.#http.json({ method: 'POST', path: '/v1/blobs/gc', query: { dryRun: options.dryRun }, signal: options.signal })
+  }
+
+  /** `GET /v1/usage`: what the tenant stores, its quotas and its retention. */
+  async getUsage (options: CallOptions = {}): Promise<Usage> {
+    return await this.#http.json({ method: 'GET', path: '/v1/usage', signal: options.signal })
   }
 
   // ── Live streams ────────────────────────────────────────────────────────────

@@ -10,8 +10,8 @@ export { SseParser, type SseMessage } from './sse-parser.js'
 export type { GlobalStreamEvent, SessionStreamEvent, SubscribeOptions } from './subscriptions.js'
 export type {
   AgentMessage, AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions,
-  ClientOptions, ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, EntryFields, LeafMove,
+  ClientOptions, ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, EntryFields, GcReport, LeafMove,
   ListSessionsQuery, MutationOptions, NewEntry, Problem, RecentSession, RecentSessionsQuery, RecordsResult, Session,
-  SessionContext, SessionHeader, SessionInfo, SessionList, TreeNode, TreeView,
+  SessionContext, SessionHeader, SessionInfo, SessionList, TreeNode, TreeView, Usage,
 } from './types.js'
 export type { SessionTreeNode } from '../session/types.js'

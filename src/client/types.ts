@@ -9,6 +9,7 @@ import type {
 } from '../../routes/entries.schema.js'
 import type { OtherEntry as EntrySchema } from '../../routes/entry-types.schema.js'
 import type { PostBlob } from '../../routes/blobs.schema.js'
+import type { GcReport as GcReportSchema, Usage as UsageSchema } from '../../routes/hygiene.schema.js'
 import type { AgentRecord as AgentRecordSchema, RecordsResult as RecordsResultSchema } from '../../routes/records.schema.js'
 import type {
   ContinueSession, CreateSession, ListSessions, RecentSessions, RecentSession as RecentSessionSchema,
@@ -62,6 +63,10 @@ export type SessionContext = Omit<Static<typeof ContextSchema>, 'messages'> & { 
 export type BlobMode = NonNullable<Static<typeof BlobsQuery>>
 /** A stored blob: its SHA-256 (64 lowercase hex), its ref, and its size in bytes. */
 export type BlobInfo = Static<(typeof PostBlob.response)[201]>
+/** What a collection of the tenant's unreferenced blobs found and did. */
+export type GcReport = Static<typeof GcReportSchema>
+/** What the tenant stores, its quotas and its retention. */
+export type Usage = Static<typeof UsageSchema>
 
 /** Options of `createClient`. */
 export interface ClientOptions {

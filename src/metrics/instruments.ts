@@ -71,6 +71,31 @@ export const storageInfo = new Gauge({
   registers: [metricsRegistry],
 })
 
+export const blobCollections = new Counter({
+  name: 'ss_blob_gc_runs_total',
+  help: 'Collections of a tenant\'s unreferenced blobs this instance ran, by outcome (done, dry_run, failed)',
+  labelNames: ['outcome'] as const,
+  registers: [metricsRegistry],
+})
+
+export const blobsCollected = new Counter({
+  name: 'ss_blob_gc_deleted_blobs_total',
+  help: 'Unreferenced blobs removed by collections on this instance',
+  registers: [metricsRegistry],
+})
+
+export const blobBytesCollected = new Counter({
+  name: 'ss_blob_gc_freed_bytes_total',
+  help: 'Bytes of the unreferenced blobs removed by collections on this instance',
+  registers: [metricsRegistry],
+})
+
+export const retentionDeleted = new Counter({
+  name: 'ss_retention_deleted_sessions_total',
+  help: 'Sessions deleted by retention on this instance (unchanged for longer than their tenant keeps them)',
+  registers: [metricsRegistry],
+})
+
 /** Something whose value a gauge reads at scrape time; several sources add up. */
 export type GaugeSource = () => number
 

@@ -19,6 +19,7 @@ const TAGS = [
   { name: 'events', description: 'Live Server-Sent Events streams' },
   { name: 'blobs', description: 'Content-addressed image bytes' },
   { name: 'tokens', description: "Access tokens of the caller's tenant (admin scope)" },
+  { name: 'usage', description: "What the caller's tenant stores, against its quotas" },
   { name: 'health', description: 'Liveness and readiness' },
   { name: 'docs', description: 'This document and its rendering' },
 ]

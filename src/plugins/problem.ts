@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from
 import fp from 'fastify-plugin'
 import { redactUrl } from '../auth/redaction.js'
 import {
-  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, RequestTimeout, RouteNotFound,
+  FASTIFY_ERROR_CODES, MethodNotAllowed, PROBLEM_CONTENT_TYPE, type Problem, type QuotaFacts, RequestTimeout, RouteNotFound,
   STATUS_FALLBACK_CODES, STORAGE_ERRNO_CODES,
 } from '../errors.js'
 import { pathOf, RouteMethods } from './route-methods.js'
@@ -23,6 +23,8 @@ export interface ProblemFacts {
   status: number
   code: string
   detail?: string
+  /** The quota a refused write would pass (`SS_QUOTA_EXCEEDED`). */
+  quota?: QuotaFacts
 }
 
 /** The only details a 5xx ever carries: fixed sentences, never an error's message. */
@@ -32,6 +34,7 @@ const SERVER_DETAILS: Readonly<Record<string, string>> = {
   SS_OVERLOADED: 'The server is overloaded; retry after the time in Retry-After',
   SS_DATABASE_UNAVAILABLE: 'The database is unavailable; retry after the time in Retry-After',
   SS_FILE_LOCK_TIMEOUT: 'Another process is changing the same file; try again',
+  SS_QUOTA_EXCEEDED: "The tenant's storage quota is spent; reads, exports and deletes still work: delete sessions to make room",
 }
 
 /**
@@ -53,7 +56,7 @@ const CODE_ROOT = join(import.meta.dirname, '..', '..')
 export const DATABASE_RETRY_AFTER_S = 2
 
 /** Server errors that are expected under load, not failures: logged at debug, not error. */
-const EXPECTED_SERVER_CODES: ReadonlySet<string> = new Set(['SS_OVERLOADED'])
+const EXPECTED_SERVER_CODES: ReadonlySet<string> = new Set(['SS_OVERLOADED', 'SS_QUOTA_EXCEEDED'])
 
 const INTERNAL: ProblemFacts = { status: 500, code: 'SS_INTERNAL' }
 
@@ -74,6 +77,17 @@ function clientFacts (err: unknown, status: number, code: string | undefined): P
   return { status, code: STATUS_FALLBACK_CODES[status] ?? 'SS_CLIENT_ERROR', detail }
 }
 
+/**
+ * A refused write's quota: the usage and the limit. A 507 of a quota is no failure of the server:
+ * its detail is the error's own sentence, which holds nothing but those numbers.
+ */
+function quotaFacts (err: unknown, status: number): ProblemFacts {
+  const quota = (err as { quota?: QuotaFacts }).quota
+  const message = fieldOf(err, 'message')
+  const detail = typeof message === 'string' ? message : SERVER_DETAILS.SS_QUOTA_EXCEEDED
+  return { status, code: 'SS_QUOTA_EXCEEDED', detail, ...(quota === undefined ? {} : { quota }) }
+}
+
 /** Maps any thrown value to the status, code and detail it answers with. */
 export function toProblemFacts (err: unknown): ProblemFacts {
   const raw = fieldOf(err, 'code')
@@ -81,6 +95,7 @@ export function toProblemFacts (err: unknown): ProblemFacts {
   const status = statusOf(err)
   if (code !== undefined && STORAGE_ERRNO_CODES.has(code)) return { status: 507, code: 'SS_STORAGE_FAILED' }
   if (status === undefined) return INTERNAL
+  if (code === 'SS_QUOTA_EXCEEDED') return quotaFacts(err, status)
   if (code?.startsWith('SS_') === true) {
     if (status >= 500) return { status, code, detail: SERVER_DETAILS[code] }
     if (PATH_FREE_DETAILS[code] !== undefined) return { status, code, detail: PATH_FREE_DETAILS[code] }
@@ -99,6 +114,7 @@ export function problemBody (facts: ProblemFacts): Problem {
     code: facts.code,
   }
   if (facts.detail !== undefined) body.detail = facts.detail
+  if (facts.quota !== undefined) body.quota = facts.quota
   return body
 }
 

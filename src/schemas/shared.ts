@@ -11,6 +11,7 @@ import { blobRouteComponents } from '../../routes/blobs.schema.js'
 import { entryRouteComponents } from '../../routes/entries.schema.js'
 import { entryComponents } from '../../routes/entry-types.schema.js'
 import { healthRouteComponents } from '../../routes/health.schema.js'
+import { hygieneRouteComponents } from '../../routes/hygiene.schema.js'
 import { recordRouteComponents } from '../../routes/records.schema.js'
 import { sessionRouteComponents } from '../../routes/sessions.schema.js'
 import { tokenRouteComponents } from '../../routes/tokens.schema.js'
@@ -28,6 +29,7 @@ export function sharedSchemas (): TSchema[] {
     ...recordRouteComponents(),
     ...blobRouteComponents(),
     ...tokenRouteComponents(),
+    ...hygieneRouteComponents(),
   ]
 }
 

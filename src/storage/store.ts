@@ -196,6 +196,23 @@ export interface StoreChange {
   resync?: boolean
 }
 
+/** What a tenant's sessions take (`GET /v1/usage`, quotas). */
+export interface SessionUsage {
+  /** Sessions, saved and unsaved. */
+  sessions: number
+  /** Bytes of their stored text (an unsaved session on disk counts what its creation stored). */
+  bytes: number
+}
+
+/** What `runAlone` did: ran `work` (and what it answered), or nothing because the name was held. */
+export type AloneOutcome<T> = { ran: true, value: T } | { ran: false }
+
+/**
+ * The marks of a line that may spell a blob ref (SPEC.md §9.5): the ref's own `sha256:`, or a
+ * JSON escape (`\u…`) that could spell it. `refLines` answers no other line.
+ */
+export const REF_MARKS: readonly string[] = ['sha256:', '\\u']
+
 export interface SessionStore {
   /** The session `id` of `tenant`, with a journal at the version read; `undefined` when none. */
   load(tenant: string, id: string): Promise<LoadedSession | undefined>
@@ -220,8 +237,22 @@ export interface SessionStore {
   setBreadcrumb(tenant: string, terminalId: string, cwd: string, id: string): Promise<void>
   /** Every breadcrumb of `tenant` that names a saved session. */
   breadcrumbs(tenant: string): Promise<Breadcrumb[]>
-  /** Every tenant that holds a session. */
+  /** Every tenant that holds a session (and, where the store keeps them, blobs). */
   tenants(): Promise<string[]>
+  /**
+   * Every stored line of `tenant`'s sessions that holds one of `REF_MARKS`, headers included,
+   * saved and unsaved sessions alike (the lines of an unsaved session on disk are in memory),
+   * each once, in no order. Lines stored while this is read may or may not show: a collection
+   * keeps what is put meanwhile by its grace period (src/hygiene/blob-gc.ts).
+   */
+  refLines(tenant: string): AsyncIterable<string>
+  /** How many sessions `tenant` has and the bytes of their stored text. */
+  usage(tenant: string): Promise<SessionUsage>
+  /**
+   * Runs `work` unless `name` is held (by this process or, for a store several servers share,
+   * by any of them), holding it until `work` settles.
+   */
+  runAlone<T>(name: string, work: () => Promise<T>): Promise<AloneOutcome<T>>
   /** Calls `listener` with each change another process makes; returns the stop function. */
   follow(listener: (change: StoreChange) => void): () => void
   /** True when the store takes writes now (readiness). */

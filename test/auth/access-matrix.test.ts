@@ -84,6 +84,8 @@ function cells (): Record<string, Cell> {
     'GET /v1/tokens': { url: '/v1/tokens', expect: 200 },
     'POST /v1/tokens': { url: '/v1/tokens', ...json({ scopes: ['read'] }), expect: 201 },
     'DELETE /v1/tokens/:id': { url: '/v1/tokens/tok_nope', expect: 404 },
+    'POST /v1/blobs/gc': { url: '/v1/blobs/gc?dryRun=true', expect: 200 },
+    'GET /v1/usage': { url: '/v1/usage', expect: 200 },
   }
 }
 

@@ -46,6 +46,32 @@ describe('token file', () => {
   })
 })
 
+describe('tenant settings in the token file', () => {
+  it('are read beside the tokens, checked, and kept by every change of the tokens', async () => {
+    const tenants = { acme: { retention: { days: 30, keepLabelled: true }, quota: { bytes: 1000, sessions: 5 } }, globex: {} }
+    await addToken(path, { tenant: 'acme', scopes: ['read'] })
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), tenants }))
+    const { token } = await addToken(path, { tenant: 'globex', scopes: ['admin'] })
+    expect(await removeToken(path, token.id)).toBe(true)
+    expect(parseTokenFile(readFileSync(path, 'utf8')).tenants).toEqual(tenants)
+    const store = await TokenStore.load(path)
+    expect(store.settingsOf('acme')).toEqual(tenants.acme)
+    expect(store.settingsOf('initech')).toBeUndefined()
+    expect(store.tenantNames.sort()).toEqual(['acme', 'globex'])
+  })
+
+  it('refuse a file whose settings are wrong, naming the setting', () => {
+    const file = (tenants: unknown): string => JSON.stringify({ tokens: [], tenants })
+    expect(parseTokenFile(file(undefined)).tenants).toBeUndefined()
+    expect(() => parseTokenFile(file([]))).toThrow('tenants must be an object')
+    expect(() => parseTokenFile(file({ '../x': {} }))).toThrow("'../x' is not a tenant name")
+    expect(() => parseTokenFile(file({ acme: { quota: { bytes: -1 } } }))).toThrow('tenants.acme.quota.bytes')
+    expect(() => parseTokenFile(file({ acme: { quota: { sessions: 1.5 } } }))).toThrow('tenants.acme.quota.sessions')
+    expect(() => parseTokenFile(file({ acme: { retention: { days: 100_000 } } }))).toThrow('tenants.acme.retention.days')
+    expect(() => parseTokenFile(file({ acme: { retention: { keepLabelled: 'yes' } } }))).toThrow('keepLabelled')
+  })
+})
+
 describe('TokenStore', () => {
   it('verifies known secrets, refuses unknown and expired ones', async () => {
     const live = await addToken(path, { tenant: 'acme', scopes: ['write'] })

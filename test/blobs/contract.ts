@@ -133,6 +133,47 @@ export function blobContract (name: string, make: () => Promise<BlobFixture>): v
       expect(listed.sort()).toEqual(hashes.sort())
     })
 
+    it('scan yields every blob with its size and when it was put, and usage counts them', async () => {
+      const before = Date.now() - 5
+      await store.put(Buffer.from('one'))
+      await store.put(Buffer.from('three'))
+      await store.put(Buffer.from('one'))
+      const scanned = []
+      for await (const stat of store.scan()) scanned.push(stat)
+      expect(scanned.map((s) => s.size).sort()).toEqual([3, 5])
+      for (const stat of scanned) expect(stat.touchedMs).toBeGreaterThanOrEqual(before)
+      expect(await store.usage()).toEqual({ blobs: 2, bytes: 8 })
+    })
+
+    it('remove takes blobs put before its bound and keeps those put again since', async () => {
+      const old = await store.put(Buffer.from('old'))
+      const again = await store.put(Buffer.from('put again'))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      const bound = Date.now()
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      await store.put(Buffer.from('put again'))
+      const young = await store.put(Buffer.from('young'))
+      const removed = await store.remove([old.hash, again.hash, young.hash, ABC_HASH], bound)
+      expect(removed.map((r) => [r.hash, r.size])).toEqual([[old.hash, 3]])
+      expect(await store.has(old.hash)).toBe(false)
+      expect(await store.has(again.hash)).toBe(true)
+      expect(await store.has(young.hash)).toBe(true)
+      expect(await store.usage()).toEqual({ blobs: 2, bytes: 14 })
+      expect(await store.put(Buffer.from('old'))).toMatchObject({ hash: old.hash, created: true })
+    })
+
+    it('a put racing the removal of the same bytes leaves them stored', async () => {
+      const bytes = Buffer.from('raced')
+      for (let i = 0; i < 10; i++) {
+        const { hash } = await store.put(bytes)
+        await new Promise((resolve) => setTimeout(resolve, 3))
+        const bound = Date.now()
+        const [, put] = await Promise.all([store.remove([hash], bound), store.put(bytes)])
+        expect(put.hash).toBe(hash)
+        expect((await store.get(hash))?.equals(bytes)).toBe(true)
+      }
+    })
+
     it('get and has reject an invalid hash with INVALID_ARGUMENT without touching the file system', async () => {
       const spies = spyOnFileAccess()
       for (const bad of INVALID_HASHES) {

@@ -156,6 +156,9 @@ describe('moveStore', () => {
       get: async (h) => await inner.get(h),
       has: async (h) => await inner.has(h),
       list: () => inner.list!(),
+      scan: () => inner.scan(),
+      remove: async (hashes, before) => await inner.remove(hashes, before),
+      usage: async () => await inner.usage(),
     }
     const sessions = JsonlStore.inMemory('/mem')
     const lossy = new Proxy(sessions, {

@@ -39,6 +39,8 @@ export interface Faults {
 export interface ContractServer {
   baseUrl: string
   faults: Faults
+  /** Holds the default tenant's collection (as a collection running elsewhere would) until the returned function is called. */
+  holdCollection: () => () => Promise<void>
   close: () => Promise<void>
 }
 
@@ -73,6 +75,9 @@ function faultyBlobs (inner: BlobStore, faults: Faults): BlobStore {
     put: async (bytes) => await guard(async () => await inner.put(bytes)),
     get: async (hash) => await guard(async () => await inner.get(hash)),
     has: async (hash) => await guard(async () => await inner.has(hash)),
+    scan: () => inner.scan(),
+    remove: async (hashes, before) => await guard(async () => await inner.remove(hashes, before)),
+    usage: async () => await inner.usage(),
   }
 }
 
@@ -103,9 +108,18 @@ export async function startContractServer (): Promise<ContractServer> {
   const baseUrl = await app.listen({ port: 0, host: '127.0.0.1' })
   await stack.store.ready()
   faults.reads.add('--unreadable--')
+  const holdCollection = (): () => Promise<void> => {
+    let release = (): void => {}
+    const held = stack.store.runAlone('blob-gc:default', async () => { await new Promise<void>((resolve) => { release = resolve }) })
+    return async () => {
+      release()
+      await held
+    }
+  }
   return {
     baseUrl,
     faults,
+    holdCollection,
     close: async () => {
       await app.close()
       await stack.close()

@@ -14,6 +14,7 @@ import { bodyErrorsSuite } from './suites/body-errors.js'
 import { ctx } from './suites/context.js'
 import { entriesSuite } from './suites/entries.js'
 import { eventsSuite } from './suites/events.js'
+import { hygieneSuite } from './suites/hygiene.js'
 import { recordsSuite } from './suites/records.js'
 import { sessionsSuite } from './suites/sessions.js'
 
@@ -38,6 +39,7 @@ eventsSuite()
 recordsSuite()
 blobsHealthSuite()
 bodyErrorsSuite()
+hygieneSuite()
 accessSuite()
 
 describe('coverage of the document', () => {

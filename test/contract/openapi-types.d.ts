@@ -572,6 +572,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/blobs/gc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Collect the tenant's unreferenced blobs
+         * @description Mark and sweep: removes every blob of the caller's tenant that no stored session references and that was not put within the grace period (BLOB_GC_GRACE_MS), then reports. `dryRun=true` removes nothing and reports what would go. One collection of a tenant runs at a time, across every server on the database: 409 while another runs.
+         */
+        post: operations["collectBlobs"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant stores, and its quotas
+         * @description Counted now. Beyond a quota, appends, creates, imports and uploads answer 507 `SS_QUOTA_EXCEEDED` (413 for one body larger than the whole byte quota); reads, exports and deletes always work.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/": {
         parameters: {
             query?: never;
@@ -626,6 +666,15 @@ export interface components {
             code: string;
             /** @description Human-readable explanation; never sent for 5xx */
             detail?: string;
+            /** @description With `SS_QUOTA_EXCEEDED`: the quota the write would pass */
+            quota?: {
+                /** @description What the quota bounds */
+                resource: "bytes" | "sessions";
+                /** @description What the tenant stores now */
+                usage: number;
+                /** @description Its quota */
+                limit: number;
+            };
         };
         HealthStatus: {
             /** @enum {string} */
@@ -1206,6 +1255,43 @@ export interface components {
             /** @description Send as `Authorization: Bearer <secret>`; shown only here */
             secret: string;
             token: components["schemas"]["Token"];
+        };
+        GcReport: {
+            /** @description Blobs the tenant had when the sweep read them */
+            scanned: number;
+            /** @description Of them, referenced by a line of a stored session (saved or not) */
+            referenced: number;
+            /** @description Not referenced, but put within the grace period (BLOB_GC_GRACE_MS): kept */
+            keptYoung: number;
+            /** @description Removed; with `dryRun`, those a collection would remove */
+            deleted: number;
+            /** @description Bytes of the removed blobs */
+            bytesFreed: number;
+        };
+        Usage: {
+            tenant: string;
+            /** @description Bytes stored: sessions and blobs together, what the byte quota bounds */
+            bytes: number;
+            /** @description Sessions, saved and not saved yet */
+            sessions: number;
+            /** @description Bytes of the sessions' stored text */
+            sessionBytes: number;
+            /** @description Blobs stored */
+            blobs: number;
+            /** @description Bytes of the blobs */
+            blobBytes: number;
+            quota: {
+                /** @description The quota; `null` = none */
+                bytes: number | null;
+                /** @description The quota; `null` = none */
+                sessions: number | null;
+            };
+            retention: {
+                /** @description Sessions unchanged this long are deleted; `null` = kept forever */
+                days: number | null;
+                /** @description Sessions holding a label are kept however old */
+                keepLabelled: boolean;
+            };
         };
     };
     responses: never;
@@ -3474,7 +3560,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The body is larger than BODY_LIMIT (`SS_BODY_TOO_LARGE`), or the batch has more than MAX_BATCH_ENTRIES entries (`SS_BATCH_TOO_LARGE`; by default 1000 with tokens, no cap without) */
+            /** @description Payload Too Large */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4841,6 +4927,169 @@ export interface operations {
             /** @description Conflict */
             409: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    collectBlobs: {
+        parameters: {
+            query?: {
+                /** @description Report only; default false */
+                dryRun?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What the collection found and did */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GcReport"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Insufficient Storage */
+            507: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Usage"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
                     [name: string]: unknown;
                 };
                 content: {

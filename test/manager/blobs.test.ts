@@ -28,6 +28,9 @@ beforeEach(() => {
     },
     get: async (hash) => await inner.get(hash),
     has: async (hash) => await inner.has(hash),
+    scan: () => inner.scan(),
+    remove: async (hashes, before) => await inner.remove(hashes, before),
+    usage: async () => await inner.usage(),
   }
 })
 afterEach(() => env.cleanup())

@@ -212,6 +212,9 @@ describe('appends racing with the first flush (SPEC.md §8.3)', () => {
         put: async (bytes) => { await tick(); await tick(); return await env.options.blobs!.put(bytes) },
         get: async (hash) => await env.options.blobs!.get(hash),
         has: async (hash) => await env.options.blobs!.has(hash),
+        scan: () => env.options.blobs!.scan(),
+        remove: async (hashes, before) => await env.options.blobs!.remove(hashes, before),
+        usage: async () => await env.options.blobs!.usage(),
       },
     })
     const image = { type: 'image', mimeType: 'image/png', data: Buffer.alloc(2048, 7).toString('base64') }

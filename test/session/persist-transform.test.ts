@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import type { BlobPutResult, BlobRef, BlobStore } from '../../src/blobs/types.js'
+import type { BlobPutResult, BlobRef, BlobStat, BlobStore, BlobUsage } from '../../src/blobs/types.js'
 import {
   BLOB_REF_RE, isBlobRef, prepareRecordForWrite, resolveBlobRefs, serializeRecord,
 } from '../../src/session/persist-transform.js'
@@ -28,6 +28,10 @@ class FakeBlobStore implements BlobStore {
     this.calls.push(`has ${hash}`)
     return this.blobs.has(hash)
   }
+
+  async * scan (): AsyncIterable<BlobStat> {}
+  async remove (): Promise<BlobStat[]> { return [] }
+  async usage (): Promise<BlobUsage> { return { blobs: this.blobs.size, bytes: 0 } }
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/

@@ -222,5 +222,58 @@ export function storeContract (name: string, open: () => Promise<StoreFixture>):
       expect((await s.list(T, { cwd: '/w/\ud801x', includeEmpty: true, limit: 5 })).items).toEqual([])
       expect(JSON.parse((await textOf(s, 'exact'))?.trim() ?? '{}')).toMatchObject({ cwd, title })
     })
+
+    it('refLines answers the marked lines of a tenant\'s sessions, saved and unsaved, headers included', async () => {
+      const ref = (c: string): string => `blob:sha256:${c.repeat(64)}`
+      const image = (id: string, data: string): string => JSON.stringify({ type: 'message', id, parentId: null, timestamp: 't', message: { role: 'user', content: [{ type: 'image', data, mimeType: 'image/png' }] } })
+      const escaped = '{"type":"custom","id":"e1","parentId":null,"timestamp":"t","data":"\\u0062lob"}'
+      const titled = header('titled', { title: `about ${ref('c')}` })
+      await create(session('saved', [userLine('p', 'plain'), image('r1', ref('a'))]))
+      const unsaved = await create(session('unsaved', [escaped], { saved: false }))
+      await create({ ...session('titled'), lines: lines(titled) })
+      await create(session('other', [image('r9', ref('9'))]), 'globex')
+      const marked = async (tenant = T): Promise<string[]> => {
+        const found: string[] = []
+        for await (const line of s.refLines(tenant)) found.push(line)
+        return found.sort()
+      }
+      expect(await marked()).toEqual([image('r1', ref('a')), escaped, titled].sort())
+      await unsaved.append({ lines: lines(image('r2', ref('b'))), save: false, info: item('unsaved'), answers: [] })
+      expect(await marked()).toContain(image('r2', ref('b')))
+      await unsaved.append({ lines: lines(userLine('q', 'saved now')), save: true, info: item('unsaved'), answers: [] })
+      expect(await marked()).toEqual([image('r1', ref('a')), image('r2', ref('b')), escaped, titled].sort())
+      expect(await marked('globex')).toEqual([image('r9', ref('9'))])
+      expect(await marked('nobody')).toEqual([])
+    })
+
+    it('usage counts a tenant\'s sessions, saved and unsaved, and the bytes of their text', async () => {
+      expect(await s.usage(T)).toEqual({ sessions: 0, bytes: 0 })
+      const j = await create(session('u1', [userLine('a', 'x')]))
+      await create(session('u2', [], { saved: false }))
+      await create(session('u3'), 'globex')
+      const text = (await textOf(s, 'u1')) ?? ''
+      const first = await s.usage(T)
+      expect(first.sessions).toBe(2)
+      expect(first.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(text))
+      await j.append({ lines: lines(userLine('b', 'more', 'a')), save: true, info: item('u1'), answers: [] })
+      const grown = await s.usage(T)
+      expect(grown.bytes - first.bytes).toBe(Buffer.byteLength(userLine('b', 'more', 'a') + '\n'))
+      await j.remove()
+      expect((await s.usage(T)).sessions).toBe(1)
+      expect((await s.usage('globex')).sessions).toBe(1)
+    })
+
+    it('runAlone runs one work of a name at a time and answers what it gave', async () => {
+      let release = (): void => {}
+      const held = s.runAlone('gc:acme', async () => await new Promise<string>((resolve) => { release = () => resolve('first') }))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(await s.runAlone('gc:acme', async () => 'second')).toEqual({ ran: false })
+      expect(await s.runAlone('gc:globex', async () => 'other')).toEqual({ ran: true, value: 'other' })
+      release()
+      expect(await held).toEqual({ ran: true, value: 'first' })
+      expect(await s.runAlone('gc:acme', async () => 'again')).toEqual({ ran: true, value: 'again' })
+      await expect(s.runAlone('gc:acme', async () => { throw new Error('boom') })).rejects.toThrow('boom')
+      expect(await s.runAlone('gc:acme', async () => 'after a failure')).toEqual({ ran: true, value: 'after a failure' })
+    })
   })
 }

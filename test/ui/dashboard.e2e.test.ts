@@ -66,6 +66,22 @@ describe('the session list', () => {
   }, STEP_MS)
 })
 
+describe('usage', () => {
+  it('shows what the tenant stores above the list, and counts again as sessions change', async () => {
+    const { api } = stage
+    await page.goto(`${api.baseUrl}/ui/`)
+    await page.locator('#usage .usage-sessions').waitFor()
+    expect(await page.locator('#usage .usage-label').textContent()).toBe('Storage')
+    const usage = await call(api, 'GET', '/v1/usage')
+    expect(await page.locator('#usage .usage-sessions').textContent()).toBe(`${usage.sessions as number} ${usage.sessions === 1 ? 'session' : 'sessions'}`)
+    expect(await page.locator('#usage .usage-blobs').textContent()).toMatch(new RegExp(`^${usage.blobs as number} blobs? \\(`))
+    await call(api, 'POST', '/v1/sessions', { cwd: '/work/usage', id: 'usage-one' })
+    await expect.poll(() => page.locator('#usage .usage-sessions').textContent(), { timeout: 10_000 }).toBe(`${(usage.sessions as number) + 1} sessions`)
+    await shot(page, '02-usage')
+    await call(api, 'DELETE', '/v1/sessions/usage-one')
+  }, STEP_MS)
+})
+
 describe('one session', () => {
   it('opens by its deep link and renders the conversation root to leaf', async () => {
     const { ids } = stage.demo

@@ -65,6 +65,8 @@ export class JsonlJournal implements Journal {
 
   get version (): Version { return this.#row.version }
   get saved (): boolean { return this.#row.saved }
+  /** The lines of a session not saved yet (header first), `undefined` once it has a file. */
+  get held (): readonly string[] | undefined { return this.#held }
   /** The session file's absolute path (where it will be, while unsaved). */
   get path (): string { return this.#ctx.abs(this.#row.path) }
 

@@ -16,13 +16,14 @@ import { writeAtomically } from '../../session/write-queue.js'
 import { fsPath, tenantRoot } from '../paths.js'
 import { headerOf, SessionPrefix, textOf } from '../session-head.js'
 import type {
-  Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, StoredText,
+  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, SessionUsage, StoredText,
 } from '../store.js'
 import { MemorySessionStorage } from '../memory-session-storage.js'
 import type { SessionStorage } from '../types.js'
 import { JsonlJournal, type JournalContext } from './jsonl-journal.js'
 import { ListingIndex, type IndexRow } from './listing-index.js'
 import { indexFile, reconcile, tenantRoots } from './reconcile.js'
+import { refLinesOf } from './ref-lines.js'
 
 export interface JsonlStoreOptions {
   /** `DATA_DIR`, resolved against the working directory. */
@@ -60,6 +61,8 @@ export class JsonlStore implements SessionStore {
   #complete = false
   #closing = false
   #probes = 0
+  /** Names `runAlone` holds now (one process owns a DATA_DIR: no other process can hold one). */
+  readonly #alone = new Set<string>()
 
   static open (options: JsonlStoreOptions): JsonlStore {
     return new JsonlStore(options)
@@ -211,6 +214,26 @@ export class JsonlStore implements SessionStore {
     await this.#reconciled
     const names = new Set([...this.#index.tenants(), ...tenantRoots(this.#storage, this.#dataDir).map((r) => r.tenant)])
     return [...names].sort()
+  }
+
+  async * refLines (tenant: string): AsyncIterable<string> {
+    if (!this.#checked) await this.#reconciled
+    yield * refLinesOf({ ...this.#ctx, held: (t, id) => this.#open.get(keyOf(t, id))?.held }, tenant)
+  }
+
+  async usage (tenant: string): Promise<SessionUsage> {
+    if (!this.#checked) await this.#reconciled
+    return this.#index.usage(tenant)
+  }
+
+  async runAlone<T> (name: string, work: () => Promise<T>): Promise<AloneOutcome<T>> {
+    if (this.#alone.has(name)) return { ran: false }
+    this.#alone.add(name)
+    try {
+      return { ran: true, value: await work() }
+    } finally {
+      this.#alone.delete(name)
+    }
   }
 
   follow (): () => void {

@@ -162,6 +162,8 @@ export class ListingIndex {
       unsaved: db.prepare('DELETE FROM sessions WHERE saved = 0'),
       tenants: db.prepare('SELECT DISTINCT tenant FROM sessions ORDER BY tenant'),
       maxVersion: db.prepare('SELECT max(version) AS v FROM sessions'),
+      ofTenant: db.prepare('SELECT id, path, saved FROM sessions WHERE tenant = ?'),
+      usage: db.prepare('SELECT count(*) AS sessions, coalesce(sum(size), 0) AS bytes FROM sessions WHERE tenant = ?'),
     }
   }
 
@@ -222,6 +224,18 @@ export class ListingIndex {
   files (): Array<Pick<IndexRow, 'tenant' | 'id' | 'path' | 'size' | 'checked'>> {
     this.flush()
     return (this.#statements.files.all() as SqlRow[]).map((r) => ({ tenant: r.tenant, id: JSON.parse(r.id) as string, path: r.path, size: r.size, checked: r.checked }))
+  }
+
+  /** Every session of `tenant` (saved or not) and where its file is. */
+  sessionsOf (tenant: string): Array<Pick<IndexRow, 'id' | 'path' | 'saved'>> {
+    this.flush()
+    return (this.#statements.ofTenant.all(tenant) as SqlRow[]).map((r) => ({ id: JSON.parse(r.id) as string, path: r.path, saved: r.saved === 1 }))
+  }
+
+  /** How many sessions `tenant` has, and their bytes. */
+  usage (tenant: string): { sessions: number, bytes: number } {
+    this.flush()
+    return this.#statements.usage.get(tenant) as { sessions: number, bytes: number }
   }
 
   /** Forgets every unsaved session (they lived in the memory of a process that is gone). */

@@ -8,11 +8,16 @@
  * Reads stream: `open` fetches the size and the first bytes, and the stream then reads the
  * bytes in slices of `chunkBytes` (default 1 MiB) with `substring(data FROM … FOR …)`, one
  * statement per slice as the consumer pulls, so neither this process nor a pool connection
- * holds a whole large blob, and no connection is held between slices. Blobs are never changed
- * or deleted, so slices read by different statements belong to the same bytes. (A slice of an
+ * holds a whole large blob, and no connection is held between slices. A blob's bytes never
+ * change, so slices read by different statements belong to the same bytes (a collection may
+ * remove an unreferenced blob while it is read: the stream then fails). (A slice of an
  * out-of-line value is read without detoasting the rest; image bytes do not compress, so
  * PostgreSQL stores them uncompressed and each slice costs its own size. A large compressible
  * blob is decompressed up to the slice's end for each slice.) `get` returns the whole blob.
+ *
+ * `touched_at` (schema-hygiene.ts) is when the bytes were last put: a put of stored bytes sets
+ * it to now, and `remove` deletes only rows whose `touched_at` is older than its bound, rechecked
+ * under the row lock the put's update also takes.
  *
  * An outage of the database surfaces as `DatabaseUnavailable` (503, `SS_DATABASE_UNAVAILABLE`).
  */
@@ -21,7 +26,7 @@ import type pg from 'pg'
 import { assertBlobHash, blobRefFor, sha256Hex } from '../../blobs/hash.js'
 import { HEAD_BYTES } from '../../blobs/reader.js'
 import { sniffContentType } from '../../blobs/sniff.js'
-import type { BlobPutResult, BlobReader, BlobStore } from '../../blobs/types.js'
+import type { BlobPutResult, BlobReader, BlobStat, BlobStore, BlobUsage } from '../../blobs/types.js'
 import { query } from './pool.js'
 
 export interface PgBlobStoreOptions {
@@ -52,12 +57,52 @@ export class PgBlobStore implements BlobStore {
   async put (bytes: Uint8Array): Promise<BlobPutResult> {
     const hash = sha256Hex(bytes)
     const result: BlobPutResult = { hash, ref: blobRefFor(hash), created: false }
-    if (bytes.length > CHECK_FIRST_BYTES && await this.has(hash)) return result
-    const inserted = await query(this.#pool,
+    if (bytes.length > CHECK_FIRST_BYTES && await this.#touch(hash)) return result
+    // `xmax = 0` holds for a row this statement inserted, not for one it updated.
+    const { rows } = await query<{ created: boolean }>(this.#pool,
       `INSERT INTO ss_blobs (tenant, hash, media_type, size, data) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (tenant, hash) DO NOTHING`,
+       ON CONFLICT (tenant, hash) DO UPDATE SET touched_at = now() RETURNING (xmax = 0) AS created`,
       [this.#tenant, hash, sniffContentType(bytes), bytes.length, Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length)])
-    return { ...result, created: inserted.rowCount === 1 }
+    return { ...result, created: rows[0]?.created === true }
+  }
+
+  /** The tenant's blobs in hash order, a page per statement. */
+  async * scan (): AsyncIterable<BlobStat> {
+    let after = ''
+    for (;;) {
+      const { rows } = await query<{ hash: string, size: string, touched: number }>(this.#pool,
+        `SELECT hash, size, extract(epoch FROM touched_at) * 1000 AS touched FROM ss_blobs
+         WHERE tenant = $1 AND hash > $2 ORDER BY hash LIMIT $3`, [this.#tenant, after, this.#listPage])
+      for (const row of rows) yield { hash: row.hash, size: Number(row.size), touchedMs: Number(row.touched) }
+      if (rows.length < this.#listPage) return
+      after = rows[rows.length - 1]?.hash ?? after
+    }
+  }
+
+  /** One statement per page of hashes; each row's `touched_at` is checked again under its lock. */
+  async remove (hashes: readonly string[], untouchedBefore: number): Promise<BlobStat[]> {
+    for (const hash of hashes) assertBlobHash(hash)
+    const removed: BlobStat[] = []
+    for (let i = 0; i < hashes.length; i += this.#listPage) {
+      const { rows } = await query<{ hash: string, size: string, touched: number }>(this.#pool,
+        `DELETE FROM ss_blobs WHERE tenant = $1 AND hash = ANY($2::text[]) AND touched_at < to_timestamp($3::double precision / 1000)
+         RETURNING hash, size, extract(epoch FROM touched_at) * 1000 AS touched`,
+        [this.#tenant, hashes.slice(i, i + this.#listPage), untouchedBefore])
+      for (const row of rows) removed.push({ hash: row.hash, size: Number(row.size), touchedMs: Number(row.touched) })
+    }
+    return removed
+  }
+
+  async usage (): Promise<BlobUsage> {
+    const { rows } = await query<{ blobs: string, bytes: string }>(this.#pool,
+      'SELECT count(*) AS blobs, coalesce(sum(size), 0) AS bytes FROM ss_blobs WHERE tenant = $1', [this.#tenant])
+    return { blobs: Number(rows[0]?.blobs ?? 0), bytes: Number(rows[0]?.bytes ?? 0) }
+  }
+
+  /** Marks stored bytes as put now; false when the tenant has none of that hash. */
+  async #touch (hash: string): Promise<boolean> {
+    const { rowCount } = await query(this.#pool, 'UPDATE ss_blobs SET touched_at = now() WHERE tenant = $1 AND hash = $2', [this.#tenant, hash])
+    return rowCount === 1
   }
 
   /** The bytes, or `null` when absent. Rejects with `InvalidArgument` before any query for an invalid hash. */

@@ -10,10 +10,12 @@ import { InvalidSessionId, SessionExists } from '../../errors.js'
 import type { Logger } from '../../session/logger.js'
 import { headLineCount, SessionPrefix, textOf } from '../session-head.js'
 import type {
-  Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, StoreChange, StoredText,
+  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, SessionUsage,
+  StoreChange, StoredText,
 } from '../store.js'
 import { AppendGroups } from './pg-appends.js'
 import { ChangeFeed } from './pg-feed.js'
+import { pgRefLines, pgRunAlone, pgUsage } from './pg-hygiene.js'
 import { listingColumns, notifyChange, PgJournal, type JournalStart, type PgJournalContext } from './pg-journal.js'
 import { storable, textArray } from './pg-text.js'
 import { databaseError, DEFAULT_DATABASE_TIMEOUT_MS, query, transaction } from './pool.js'
@@ -147,6 +149,18 @@ export class PgStore implements SessionStore {
   async tenants (): Promise<string[]> {
     const { rows } = await query<{ tenant: string }>(this.#pool, 'SELECT tenant FROM ss_sessions UNION SELECT tenant FROM ss_blobs ORDER BY tenant')
     return rows.map((r) => r.tenant)
+  }
+
+  refLines (tenant: string): AsyncIterable<string> {
+    return pgRefLines(this.#pool, tenant)
+  }
+
+  async usage (tenant: string): Promise<SessionUsage> {
+    return await pgUsage(this.#pool, tenant)
+  }
+
+  async runAlone<T> (name: string, work: () => Promise<T>): Promise<AloneOutcome<T>> {
+    return await pgRunAlone(this.#pool, name, work)
   }
 
   follow (listener: (change: StoreChange) => void): () => void {

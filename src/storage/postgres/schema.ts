@@ -10,6 +10,7 @@
  */
 import type { Migration } from './migration.js'
 import { APPEND_MIGRATIONS } from './schema-appends.js'
+import { HYGIENE_MIGRATIONS } from './schema-hygiene.js'
 import { LOG_MIGRATIONS } from './schema-log.js'
 
 export type { Migration }
@@ -293,4 +294,5 @@ ALTER TABLE ss_idempotency_keys ALTER COLUMN response DROP NOT NULL,
   },
   ...APPEND_MIGRATIONS,
   ...LOG_MIGRATIONS,
+  ...HYGIENE_MIGRATIONS,
 ]
