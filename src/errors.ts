@@ -58,6 +58,8 @@ export const InexactNumber = createError<[string, string]>('SS_INEXACT_NUMBER',
 /** A request, its headers or its body did not arrive in time; answered on the socket, which then closes. */
 export const RequestTimeout = createError<[string]>('SS_REQUEST_TIMEOUT', '%s', 408)
 export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)
+/** A search query that cannot be searched for; the message says why. */
+export const InvalidSearchQuery = createError<[string]>('SS_INVALID_QUERY', 'Invalid search query: %s', 400)
 export const InvalidBlobHash = createError(
   'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)
 export const InvalidSessionId = createError<[string]>('SS_INVALID_SESSION_ID', '%s', 400)
