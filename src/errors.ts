@@ -146,6 +146,8 @@ export const QuotaBodyTooLarge = createError<[number, number]>('SS_QUOTA_EXCEEDE
 export const TooManyDownloads = createError<[number]>('SS_TOO_MANY_DOWNLOADS',
   'Too many bytes in flight: at most %d bytes of answers at once per token; read or close the earlier ones first', 429)
 /** The event loop lags behind: requests are shed until it catches up. */
+/** `SEARCH_INDEX=0` on a disk or memory store: this server keeps no search index. */
+export const SearchIndexOff = createError('SS_SEARCH_INDEX_OFF', 'Search is off on this server (SEARCH_INDEX=0)', 503)
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 
 /**

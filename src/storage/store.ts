@@ -255,7 +255,7 @@ export interface SearchPage {
   more: boolean
 }
 
-/** How far a rebuild of the search index has come: sessions read of all. */
+/** How far a rebuild of the search index has come: `done` of `total` (sessions on disk, lines on PostgreSQL). */
 export type ReindexProgress = (done: number, total: number) => void
 
 export interface SessionStore {

@@ -225,3 +225,15 @@ export class JsonlJournal implements Journal {
     return run
   }
 }
+
+/** The file's text at `path`, read as it is consumed; its first `prefixChars` and whether it ends torn go to `journal`. */
+export async function * readCapturing (storage: SessionStorage, path: string, journal: JsonlJournal, prefixChars: number): AsyncIterable<string> {
+  let start = ''
+  let last = ''
+  for await (const chunk of storage.readTextChunks(path)) {
+    if (start.length < prefixChars) start = (start + chunk).slice(0, prefixChars)
+    if (chunk !== '') last = chunk
+    yield chunk
+  }
+  journal.loaded(start, last !== '' && !last.endsWith('\n'))
+}

@@ -6,7 +6,7 @@
  * memory), checked against the files at start (reconcile.ts). One process owns a DATA_DIR.
  */
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { SessionExists } from '../../errors.js'
+import { SearchIndexOff, SessionExists } from '../../errors.js'
 import { readBreadcrumb, writeBreadcrumb } from '../../session/breadcrumbs.js'
 import { encodeCwd, sessionFileName } from '../../session/cwd.js'
 import { findMovedSessionFile } from '../../session/agent-dirs.js'
@@ -21,10 +21,11 @@ import type {
 } from '../store.js'
 import { MemorySessionStorage } from '../memory-session-storage.js'
 import type { SessionStorage } from '../types.js'
-import { JsonlJournal, type JournalContext } from './jsonl-journal.js'
+import { JsonlJournal, readCapturing, type JournalContext } from './jsonl-journal.js'
 import { ListingIndex, type IndexRow } from './listing-index.js'
 import { refLinesOf } from './ref-lines.js'
 import { indexFile, rebuildSearch, reconcile, tenantRoots } from './reconcile.js'
+import { StartupSearchBuild } from './search-build.js'
 import { SearchIndex } from './search-index.js'
 
 export interface JsonlStoreOptions {
@@ -51,6 +52,7 @@ export class JsonlStore implements SessionStore {
   readonly #storage: SessionStorage
   readonly #index: ListingIndex
   readonly #search: SearchIndex
+  readonly #searching: boolean
   readonly #log: Logger
   readonly #ctx: JournalContext
   /** Open journals; an unsaved session lives in its journal only. */
@@ -61,8 +63,7 @@ export class JsonlStore implements SessionStore {
   /** Resolves once the index was checked against the files. */
   readonly #reconciled: Promise<void>
   #closed: Promise<void> | undefined
-  /** Resolves once the search index holds every file, when it had to be built at start. */
-  readonly #searchBuilt: Promise<void>
+  readonly #searchBuild: StartupSearchBuild
   #checked = false
   /** The check against the files went through (not stopped by `close`, not failed). */
   #complete = false
@@ -88,7 +89,7 @@ export class JsonlStore implements SessionStore {
     if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
     const opened = ListingIndex.open(file)
     this.#index = opened.index
-    const searching = options.searchIndex !== false
+    const searching = this.#searching = options.searchIndex !== false
     this.#search = new SearchIndex(this.#index.database, this.#log, searching)
     // Built whole at start when it is not known to hold every file: emptied now, before any change is queued.
     const build = searching && !this.#search.complete()
@@ -115,12 +116,10 @@ export class JsonlStore implements SessionStore {
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
       .finally(() => { this.#checked = true })
     // A fresh listing index read every file into the search index too; else it reads them now.
-    this.#searchBuilt = !build
-      ? Promise.resolve()
-      : this.#reconciled.then(async () => {
-        if (!this.#complete) return
-        if (opened.fresh || await this.#rebuild(() => {})) this.#search.markComplete()
-      }).catch((err: unknown) => { this.#log.error({ err }, 'Building the search index failed') })
+    this.#searchBuild = new StartupSearchBuild(build, async (progress) => {
+      await this.#reconciled
+      if (this.#complete && (opened.fresh || await this.#rebuild(progress))) this.#search.markComplete()
+    }, this.#log)
   }
 
   /** Resolves once the index was checked against the files (start-up). */
@@ -135,7 +134,7 @@ export class JsonlStore implements SessionStore {
     if (size !== row.size) void indexFile({ ...this.#ctx, dataDir: this.#dataDir }, { tenant, path, mtimeMs, size }).catch(() => {})
     const journal = new JsonlJournal(this.#ctx, { ...row, size }, new SessionPrefix('', path), undefined, false)
     this.#open.set(keyOf(tenant, id), journal)
-    return { text: this.#capture(path, journal), size, modifiedMs: row.modified, journal }
+    return { text: readCapturing(this.#storage, path, journal, PREFIX_CHARS), size, modifiedMs: row.modified, journal }
   }
 
   async read (tenant: string, id: string): Promise<StoredText | undefined> {
@@ -259,6 +258,7 @@ export class JsonlStore implements SessionStore {
   }
 
   async search (tenant: string, query: SearchQuery): Promise<SearchPage> {
+    if (!this.#searching) throw new SearchIndexOff()
     if (!this.#checked) await this.#reconciled
     this.#index.flush() // the listing rows a search joins
     return this.#search.search(tenant, query)
@@ -266,7 +266,7 @@ export class JsonlStore implements SessionStore {
 
   async reindex (progress: ReindexProgress): Promise<void> {
     await this.#reconciled
-    await this.#searchBuilt
+    if (await this.#searchBuild.join(progress)) return // built anew since start: that build is this one
     this.#search.markStale()
     this.#search.clear()
     if (!await this.#rebuild(progress)) return
@@ -300,7 +300,7 @@ export class JsonlStore implements SessionStore {
   async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
-    await this.#searchBuilt
+    await this.#searchBuild.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     if (this.#complete) this.#index.markClosed(Date.now())
     this.#search.close()
@@ -331,17 +331,5 @@ export class JsonlStore implements SessionStore {
   /** Reads every saved session into the (emptied) search index; false when stopped by `close`. */
   async #rebuild (progress: ReindexProgress): Promise<boolean> {
     return await rebuildSearch({ ...this.#ctx, dataDir: this.#dataDir }, () => this.#closing, progress)
-  }
-
-  /** The file's text, read as it is consumed; its start and whether it ends torn go to `journal`. */
-  async * #capture (path: string, journal: JsonlJournal): AsyncIterable<string> {
-    let start = ''
-    let last = ''
-    for await (const chunk of this.#storage.readTextChunks(path)) {
-      if (start.length < PREFIX_CHARS) start = (start + chunk).slice(0, PREFIX_CHARS)
-      if (chunk !== '') last = chunk
-      yield chunk
-    }
-    journal.loaded(start, last !== '' && !last.endsWith('\n'))
   }
 }

@@ -64,6 +64,7 @@ export class SearchIndex {
   #head = 0
   #lines = 0
   #scheduled = false
+  #closed = false
   readonly #statements
   readonly #gauges: Array<() => void>
 
@@ -161,7 +162,7 @@ export class SearchIndex {
 
   /** Indexes what waits, for at most `ms` (all of it with `Infinity`). */
   drain (ms = TURN_MS): void {
-    if (this.#head >= this.#queue.length) return
+    if (this.#closed || this.#head >= this.#queue.length) return
     const until = performance.now() + ms
     try {
       this.#db.transaction(() => {
@@ -184,11 +185,12 @@ export class SearchIndex {
 
   close (): void {
     this.drain(Infinity)
+    this.#closed = true
     for (const stop of this.#gauges) stop()
   }
 
   #push (change: Change): void {
-    if (!this.#enabled) return
+    if (!this.#enabled || this.#closed) return
     this.#queue.push(change)
     this.#lines += change.kind === 'remove' ? 1 : change.lines.length
     this.#schedule()

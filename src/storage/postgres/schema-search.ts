@@ -21,7 +21,11 @@ export const SEARCH_MIGRATIONS: readonly Migration[] = [
     sql: `
 CREATE EXTENSION IF NOT EXISTS unaccent;
 CREATE TEXT SEARCH CONFIGURATION ss_search (COPY = simple);
-ALTER TEXT SEARCH CONFIGURATION ss_search ALTER MAPPING FOR word, numword, hword, hword_part, numhword, hword_numpart WITH unaccent, simple;
+-- The extension may live in another schema than this one (a database shared by several schemas).
+DO $do$ DECLARE v_schema text; BEGIN
+  SELECT n.nspname INTO v_schema FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'unaccent';
+  EXECUTE format('ALTER TEXT SEARCH CONFIGURATION ss_search ALTER MAPPING FOR word, numword, hword, hword_part, numhword, hword_numpart WITH %I.unaccent, simple', v_schema);
+END $do$;
 
 CREATE TABLE ss_search (
   tenant   text             NOT NULL,
