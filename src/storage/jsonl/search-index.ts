@@ -6,8 +6,10 @@
  * missing, damaged or of another version (jsonl-store.ts).
  *
  * Changes are queued as the journals make them durable, in order, and indexed off the append's
- * path: a turn of the event loop indexes queued changes for at most `TURN_MS`, in one
- * transaction, parsing each line once (src/search/extract.ts). A search first indexes what waits
+ * path, `BATCH_MS` later in one batch: a turn of the event loop indexes queued changes for at
+ * most `TURN_MS`, in one transaction, parsing each line once (src/search/extract.ts). A query
+ * ranks the newest `CANDIDATES` matches (FTS5 walks a term's matches newest first), so that a
+ * word in every entry costs no more than a rarer one. A search first indexes what waits
  * when that is little (`CATCH_UP_LINES`), so it sees every change made before it; the gauges
  * `ss_search_lag_seconds` and `ss_search_pending` show what waits. A failing index write is
  * logged and dropped: it never touches the files, and the next rebuild repairs the index.
@@ -27,6 +29,10 @@ const TURN_MS = 20
 const CATCH_UP_LINES = 5000
 /** Tokens of a snippet. */
 const SNIPPET_TOKENS = 24
+/** Changes wait this long (ms) to be indexed together: FTS5 writes a large batch for far less than many small ones. */
+const BATCH_MS = 100
+/** Matches ranked at most: the newest ones (README "Search"). */
+export const CANDIDATES = 2000
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS search_docs (
@@ -145,17 +151,19 @@ export class SearchIndex {
       where.push('s.cwd = @cwd')
       params.cwd = JSON.stringify(q.cwd)
     }
+    const from = `FROM search_text JOIN search_docs d ON d.rowid = search_text.rowid
+      JOIN sessions s ON s.tenant = d.tenant AND s.id = d.session WHERE ${where.join(' AND ')}`
+    params.floor = (this.#db.prepare(`SELECT min(at) AS floor FROM (SELECT search_text.rowid AS at ${from}
+      ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES})`).get(params) as { floor: number | null }).floor ?? 0
     const rows = this.#db.prepare(`WITH m AS MATERIALIZED (
         SELECT d.rowid AS at, d.session, d.entry, d.type, d.role, d.ts, s.info, -bm25(search_text) AS score
-        FROM search_text JOIN search_docs d ON d.rowid = search_text.rowid
-        JOIN sessions s ON s.tenant = d.tenant AND s.id = d.session
-        WHERE ${where.join(' AND ')})
+        ${from} AND search_text.rowid >= @floor)
       SELECT * FROM (SELECT m.*, row_number() OVER (PARTITION BY session, entry ORDER BY score DESC) AS nth FROM m)
       WHERE nth = 1 ORDER BY score DESC, ts DESC, at DESC LIMIT @limit OFFSET @offset`).all(params) as HitRow[]
     // Snippets of the page's hits only.
     const snippets = new Map((this.#db.prepare(`SELECT rowid AS at, snippet(search_text, 0, '${MARK_START}', '${MARK_END}', '${ELLIPSIS}', ${SNIPPET_TOKENS}) AS snippet
-      FROM search_text WHERE search_text MATCH ? AND rowid IN (SELECT value FROM json_each(?))`)
-      .all(params.match, JSON.stringify(rows.slice(0, q.limit).map((r) => r.at))) as Array<{ at: number, snippet: string }>).map((r) => [r.at, r.snippet]))
+      FROM search_text WHERE search_text MATCH ? AND rowid >= ? AND rowid IN (SELECT value FROM json_each(?))`)
+      .all(params.match, params.floor, JSON.stringify(rows.slice(0, q.limit).map((r) => r.at))) as Array<{ at: number, snippet: string }>).map((r) => [r.at, r.snippet]))
     for (const row of rows) row.snippet = snippets.get(row.at) ?? ''
     return { hits: rows.slice(0, q.limit).map(hitOf), more: rows.length > q.limit }
   }
@@ -222,11 +230,11 @@ export class SearchIndex {
   #schedule (): void {
     if (this.#scheduled) return
     this.#scheduled = true
-    setImmediate(() => {
+    setTimeout(() => {
       this.#scheduled = false
       this.drain()
       if (this.#head < this.#queue.length) this.#schedule()
-    })
+    }, this.#lines > CATCH_UP_LINES ? 0 : BATCH_MS)
   }
 }
 

@@ -2,7 +2,9 @@
  * Search of the session log (migration 10, schema-search.ts): the query's plain words, phrases
  * and exclusions go through `websearch_to_tsquery`, its prefixes through `to_tsquery` (`:*`),
  * both with the `ss_search` configuration (schema-search.ts) the documents were indexed with; documents match by the
- * GIN index, rank by `ts_rank`, and the snippets of the page's hits come from `ts_headline`.
+ * GIN index (or, for a word in most entries, by walking the newest documents), the newest
+ * `CANDIDATES` of them rank by `ts_rank`, and the snippets of the page's hits come from
+ * `ts_headline`.
  */
 import type pg from 'pg'
 import { InvalidSearchQuery } from '../../errors.js'
@@ -10,6 +12,9 @@ import { PART_TEXT } from '../../search/extract.js'
 import { ELLIPSIS, MARK_END, MARK_START, readableSnippet } from '../../search/text.js'
 import type { ListingItem, SearchHit, SearchPage, SearchQuery, SearchTerm } from '../store.js'
 import { query } from './pool.js'
+
+/** Matches ranked at most: the newest ones (README "Search"). */
+const CANDIDATES = 2000
 
 const HEADLINE = `StartSel=${MARK_START}, StopSel=${MARK_END}, MaxWords=24, MinWords=8, ShortWord=0, MaxFragments=2, FragmentDelimiter=" ${ELLIPSIS} "`
 
@@ -38,16 +43,19 @@ export async function searchLog (pool: pg.Pool, tenant: string, q: SearchQuery):
   let rows: HitRow[]
   try {
     rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${parts.join(' && ')} AS q),
+      candidates AS MATERIALIZED (
+        SELECT x.session, x.pos, x.part, x.chunk, x.entry_id, x.type, x.role, x.ts, x.seq, x.tsv, s.info
+        FROM ss_search x JOIN ss_sessions s ON s.tenant = x.tenant AND s.id = x.session AND s.info IS NOT NULL ${cwd}, q
+        WHERE ${where.join(' AND ')} ORDER BY x.seq DESC LIMIT ${CANDIDATES}),
       ranked AS (
-        SELECT x.session, x.pos, x.entry_id, x.type, x.role, x.ts, x.seq, x.body, ts_rank(x.tsv, q.q) AS score,
-          row_number() OVER (PARTITION BY x.session, x.pos ORDER BY ts_rank(x.tsv, q.q) DESC, x.part, x.chunk) AS nth
-        FROM ss_search x, q WHERE ${where.join(' AND ')}),
-      page AS (
-        SELECT r.*, s.info FROM ranked r JOIN ss_sessions s ON s.tenant = $1 AND s.id = r.session AND s.info IS NOT NULL ${cwd}
-        WHERE r.nth = 1 ORDER BY r.score DESC, r.ts DESC, r.seq DESC LIMIT $2 OFFSET $3)
+        SELECT c.*, ts_rank(c.tsv, q.q) AS score,
+          row_number() OVER (PARTITION BY c.session, c.pos ORDER BY ts_rank(c.tsv, q.q) DESC, c.part, c.chunk) AS nth
+        FROM candidates c, q),
+      page AS (SELECT * FROM ranked WHERE nth = 1 ORDER BY score DESC, ts DESC, seq DESC LIMIT $2 OFFSET $3)
       SELECT p.session, p.entry_id, p.type, p.role, p.ts, p.info, p.score::float8 AS score,
-        ts_headline('ss_search', p.body, q.q, '${HEADLINE}') AS snippet
-      FROM page p, q ORDER BY p.score DESC, p.ts DESC, p.seq DESC`, values)).rows
+        ts_headline('ss_search', x.body, q.q, '${HEADLINE}') AS snippet
+      FROM page p JOIN ss_search x ON x.tenant = $1 AND x.session = p.session AND x.pos = p.pos AND x.part = p.part AND x.chunk = p.chunk, q
+      ORDER BY p.score DESC, p.ts DESC, p.seq DESC`, values)).rows
   } catch (err) {
     // A query text PostgreSQL cannot take (it names why) is the client's: 400, never 500.
     const code = (err as { code?: unknown }).code

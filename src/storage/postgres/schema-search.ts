@@ -44,6 +44,7 @@ CREATE TABLE ss_search (
   FOREIGN KEY (tenant, session) REFERENCES ss_sessions (tenant, id) ON DELETE CASCADE
 );
 CREATE INDEX ss_search_tsv ON ss_search USING gin (tsv);
+CREATE INDEX ss_search_newest ON ss_search (tenant, seq DESC);
 
 CREATE TABLE ss_search_queue (
   id        bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
