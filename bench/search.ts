@@ -149,7 +149,7 @@ async function seedPg (url: string, corpus: Corpus, o: SearchBenchOptions): Prom
       [batch.map((s) => s.id), batch.map((s) => s.text.slice(0, s.text.indexOf('\n') + 1)), batch.map((s) => s.entries), batch.map((s) => Date.parse(s.created)),
         batch.map((s) => JSON.stringify(s.cwd)), info, batch.map((s) => Buffer.byteLength(s.text))])
       const rows = batch.flatMap((s) => s.text.split('\n').slice(1, -1).map((line, k) => [s.id, k + 1, line] as const))
-      await client.query(`INSERT INTO ss_lines (tenant, session, pos, line) SELECT 'default', u.s, u.p, u.l FROM unnest($1::text[], $2::int[], $3::text[]) AS u (s, p, l)`,
+      await client.query('INSERT INTO ss_lines (tenant, session, pos, line) SELECT \'default\', u.s, u.p, u.l FROM unnest($1::text[], $2::int[], $3::text[]) AS u (s, p, l)',
         [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])])
     }
     await client.query('ALTER TABLE ss_lines ENABLE TRIGGER ss_lines_search_added; ALTER TABLE ss_sessions ENABLE TRIGGER ss_sessions_search_head')
