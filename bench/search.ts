@@ -73,9 +73,10 @@ async function timeQueries (store: SessionStore): Promise<{ p50: number, p99: nu
   return { p50: percentileSorted(all, 50), p99: percentileSorted(all, 99), perQuery }
 }
 
-/** Appends per second of the on and off servers, medians over interleaved rounds. */
-async function appendRatio (start: (on: boolean) => Promise<ServerHandle>, o: SearchBenchOptions): Promise<{ on: number, off: number }> {
-  const servers = { on: await start(true), off: await start(false) }
+/** Appends per second of the on and off servers (each on a DATA_DIR of its own), medians over interleaved rounds. */
+async function appendRatio (start: (on: boolean, dataDir: string) => Promise<ServerHandle>, o: SearchBenchOptions): Promise<{ on: number, off: number }> {
+  const dirs = [mkdtempSync(join(tmpdir(), 'ss-bench-append-on-')), mkdtempSync(join(tmpdir(), 'ss-bench-append-off-'))]
+  const servers = { on: await start(true, dirs[0] as string), off: await start(false, dirs[1] as string) }
   try {
     const paths: Record<'on' | 'off', string[]> = { on: [], off: [] }
     for (const key of ['on', 'off'] as const) {
@@ -94,6 +95,7 @@ async function appendRatio (start: (on: boolean) => Promise<ServerHandle>, o: Se
   } finally {
     await servers.on.stop()
     await servers.off.stop()
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
   }
 }
 
@@ -125,7 +127,7 @@ async function measureDisk (corpus: Corpus, o: SearchBenchOptions): Promise<Back
     const timing = await timeQueries(store)
     await store.close()
     const indexBytes = dirBytes(join(dir, '.session-store'), indexFiles) - listingBytes
-    const appends = await appendRatio(async (on) => await startOurServer(mkdtempSync(join(tmpdir(), `ss-bench-append-${on ? 'on' : 'off'}-`)), { SEARCH_INDEX: on ? '1' : '0' }), o)
+    const appends = await appendRatio(async (on, data) => await startOurServer(data, { SEARCH_INDEX: on ? '1' : '0' }), o)
     return { name: 'disk (SQLite FTS5)', entries: corpus.total, buildS, ...timing, indexBytes, dataBytes, appendOn: appends.on, appendOff: appends.off }
   } finally {
     rmSync(dir, { recursive: true, force: true })
@@ -191,7 +193,7 @@ async function measurePg (corpus: Corpus, o: SearchBenchOptions): Promise<Backen
       const offStore = await openStore({ storage: 'postgres', dataDir: '/bench', databaseUrl: offUrl, searchIndex: false })
       await offStore.close()
       await sizeOf(offUrl, 'ALTER TABLE ss_lines DISABLE TRIGGER ss_lines_search_added; ALTER TABLE ss_sessions DISABLE TRIGGER ss_sessions_search_head; SELECT 0 AS n')
-      return await appendRatio(async (on) => await startOurServer(mkdtempSync(join(tmpdir(), 'ss-bench-pg-append-')), { STORAGE: 'postgres', DATABASE_URL: on ? onUrl : offUrl, SEARCH_INDEX: on ? '1' : '0' }), o)
+      return await appendRatio(async (on, data) => await startOurServer(data, { STORAGE: 'postgres', DATABASE_URL: on ? onUrl : offUrl, SEARCH_INDEX: on ? '1' : '0' }), o)
     }))
     return { name: 'PostgreSQL (tsvector, GIN)', entries: corpus.total, buildS, ...timing, indexBytes, dataBytes, appendOn: appends.on, appendOff: appends.off }
   })
