@@ -68,6 +68,7 @@ export class JsonlStore implements SessionStore {
   /** The check against the files went through (not stopped by `close`, not failed). */
   #complete = false
   #closing = false
+  #closed: Promise<void> | undefined
   #probes = 0
   /** Names `runAlone` holds now (one process owns a DATA_DIR: no other process can hold one). */
   readonly #alone = new Set<string>()

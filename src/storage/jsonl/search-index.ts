@@ -179,7 +179,11 @@ export class SearchIndex {
       })()
     } catch (err) {
       this.#log.error({ err }, 'Indexing sessions for search failed; the index is rebuilt at the next start')
-      this.markStale()
+      try {
+        this.markStale()
+      } catch {
+        // The database takes no write at all (a full disk): it is checked, and rebuilt, at the next start.
+      }
     }
     if (this.#head >= this.#queue.length) {
       this.#queue.length = 0
