@@ -6,7 +6,7 @@
  * memory), checked against the files at start (reconcile.ts). One process owns a DATA_DIR.
  */
 import { basename, dirname, join, relative, resolve } from 'node:path'
-import { SearchIndexOff, SessionExists } from '../../errors.js'
+import { SessionExists } from '../../errors.js'
 import { readBreadcrumb, writeBreadcrumb } from '../../session/breadcrumbs.js'
 import { encodeCwd, sessionFileName } from '../../session/cwd.js'
 import { findMovedSessionFile } from '../../session/agent-dirs.js'
@@ -25,8 +25,7 @@ import { JsonlJournal, readCapturing, type JournalContext } from './jsonl-journa
 import { ListingIndex, type IndexRow } from './listing-index.js'
 import { refLinesOf } from './ref-lines.js'
 import { indexFile, rebuildSearch, reconcile, tenantRoots } from './reconcile.js'
-import { StartupSearchBuild } from './search-build.js'
-import { SearchIndex } from './search-index.js'
+import { JsonlSearch } from './search-build.js'
 
 export interface JsonlStoreOptions {
   /** `DATA_DIR`, resolved against the working directory. */
@@ -51,8 +50,7 @@ export class JsonlStore implements SessionStore {
   readonly #dataDir: string
   readonly #storage: SessionStorage
   readonly #index: ListingIndex
-  readonly #search: SearchIndex
-  readonly #searching: boolean
+  readonly #search: JsonlSearch
   readonly #log: Logger
   readonly #ctx: JournalContext
   /** Open journals; an unsaved session lives in its journal only. */
@@ -63,12 +61,10 @@ export class JsonlStore implements SessionStore {
   /** Resolves once the index was checked against the files. */
   readonly #reconciled: Promise<void>
   #closed: Promise<void> | undefined
-  readonly #searchBuild: StartupSearchBuild
   #checked = false
   /** The check against the files went through (not stopped by `close`, not failed). */
   #complete = false
   #closing = false
-  #closed: Promise<void> | undefined
   #probes = 0
   /** Names `runAlone` holds now (one process owns a DATA_DIR: no other process can hold one). */
   readonly #alone = new Set<string>()
@@ -90,18 +86,14 @@ export class JsonlStore implements SessionStore {
     if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
     const opened = ListingIndex.open(file)
     this.#index = opened.index
-    const searching = this.#searching = options.searchIndex !== false
-    this.#search = new SearchIndex(this.#index.database, this.#log, searching)
-    // Built whole at start when it is not known to hold every file: emptied now, before any change is queued.
-    const build = searching && !this.#search.complete()
-    if (build) this.#search.clear()
+    this.#search = new JsonlSearch(this.#index.database, this.#log, options.searchIndex !== false)
     const closedAt = this.#index.takeClosedMark()
-    for (const { tenant, id } of this.#index.dropUnsaved()) this.#search.remove(tenant, id)
+    for (const { tenant, id } of this.#index.dropUnsaved()) this.#search.index.remove(tenant, id)
     this.#version = this.#index.maxVersion()
     this.#ctx = {
       storage: this.#storage,
       index: this.#index,
-      search: this.#search,
+      search: this.#search.index,
       log: this.#log,
       nextVersion: () => ++this.#version,
       abs: (rel) => join(this.#dataDir, rel),
@@ -116,11 +108,11 @@ export class JsonlStore implements SessionStore {
       .then((complete) => { this.#complete = complete })
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
       .finally(() => { this.#checked = true })
-    // A fresh listing index read every file into the search index too; else it reads them now.
-    this.#searchBuild = new StartupSearchBuild(build, async (progress) => {
-      await this.#reconciled
-      if (this.#complete && (opened.fresh || await this.#rebuild(progress))) this.#search.markComplete()
-    }, this.#log)
+    this.#search.start({
+      checked: async () => { await this.#reconciled; return this.#complete },
+      fresh: opened.fresh,
+      rebuild: async (progress) => await rebuildSearch({ ...this.#ctx, dataDir: this.#dataDir }, () => this.#closing, progress),
+    })
   }
 
   /** Resolves once the index was checked against the files (start-up). */
@@ -176,7 +168,7 @@ export class JsonlStore implements SessionStore {
       const prefix = new SessionPrefix(text.slice(0, PREFIX_CHARS), path)
       row.recent = prefix.name()
       this.#index.put(row)
-      this.#search.replace(tenant, session.id, lines)
+      this.#search.index.replace(tenant, session.id, lines)
       const journal = new JsonlJournal(this.#ctx, row, prefix, session.saved ? undefined : lines, session.torn === true)
       this.#open.set(key, journal)
       return journal
@@ -259,19 +251,13 @@ export class JsonlStore implements SessionStore {
   }
 
   async search (tenant: string, query: SearchQuery): Promise<SearchPage> {
-    if (!this.#searching) throw new SearchIndexOff()
     if (!this.#checked) await this.#reconciled
     this.#index.flush() // the listing rows a search joins
     return this.#search.search(tenant, query)
   }
 
   async reindex (progress: ReindexProgress): Promise<void> {
-    await this.#reconciled
-    if (await this.#searchBuild.join(progress)) return // built anew since start: that build is this one
-    this.#search.markStale()
-    this.#search.clear()
-    if (!await this.#rebuild(progress)) return
-    this.#search.markComplete()
+    await this.#search.reindex(progress)
   }
 
   follow (): () => void {
@@ -301,10 +287,10 @@ export class JsonlStore implements SessionStore {
   async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
-    await this.#searchBuild.done
+    await this.#search.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     if (this.#complete) this.#index.markClosed(Date.now())
-    this.#search.close()
+    this.#search.index.close()
     this.#index.close()
   }
 
@@ -321,16 +307,11 @@ export class JsonlStore implements SessionStore {
     const moved = findMovedSessionFile(this.#storage, tenantRoot(this.#dataDir, tenant), path)
     if (moved === undefined) {
       this.#index.delete(tenant, id)
-      this.#search.remove(tenant, id)
+      this.#search.index.remove(tenant, id)
       return undefined
     }
     row = { ...row, path: this.#ctx.rel(moved) }
     this.#index.put(row)
     return row
-  }
-
-  /** Reads every saved session into the (emptied) search index; false when stopped by `close`. */
-  async #rebuild (progress: ReindexProgress): Promise<boolean> {
-    return await rebuildSearch({ ...this.#ctx, dataDir: this.#dataDir }, () => this.#closing, progress)
   }
 }
