@@ -97,7 +97,7 @@ function filesystem (): string {
 }
 
 /** Sections that benchmarks run on their own write (bench/soak.ts, bench/heap-growth.ts, bench/body-checks.ts), just before the history. */
-const OWN_SECTIONS = ['## Soak: ', '## Heap growth ', '## JSON body checks ']
+const OWN_SECTIONS = ['## Soak: ', '## Heap growth ', '## JSON body checks ', '## Full-text search']
 
 /**
  * The end of RESULTS.md that this run does not measure, kept as it is: the sections of the

@@ -23,7 +23,7 @@ const ClientSessionId = Type.String({
  * `\` + `--`): 252 characters with that leading separator, 251 without (exact for ASCII; the
  * description names the byte bound that decides for other characters).
  */
-const Cwd = Type.String({
+export const Cwd = Type.String({
   minLength: 1,
   maxLength: 252,
   pattern: '^(?:[/\\\\][^\\u0000\\r\\n]{0,251}|[^/\\\\\\u0000\\r\\n][^\\u0000\\r\\n]{0,250})$',

@@ -11,6 +11,7 @@ import Fastify, {
 import blobRoutes from '../routes/blobs.js'
 import entryRoutes from '../routes/entries.js'
 import eventRoutes from '../routes/events.js'
+import searchRoutes from '../routes/search.js'
 import healthRoutes from '../routes/health.js'
 import hygieneRoutes from '../routes/hygiene.js'
 import metricsRoutes from '../routes/metrics.js'
@@ -166,6 +167,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   await app.register(sessionRoutes, { prefix: '/v1/sessions' })
   await app.register(entryRoutes, { prefix: '/v1/sessions' })
   await app.register(eventRoutes, { prefix: '/v1' })
+  await app.register(searchRoutes, { prefix: '/v1/search' })
   await app.register(tokenRoutes, { prefix: '/v1/tokens' })
   await app.register(hygieneRoutes, { prefix: '/v1' })
   await app.register(uiRoutes)

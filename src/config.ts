@@ -64,6 +64,8 @@ export interface Config {
   maxTokensPerTenant: number
   /** Most entries one append batch may carry (413 beyond); 0 = no cap (API.md: only BODY_LIMIT). */
   maxBatchEntries: number
+  /** `SEARCH_INDEX`: keep the search index (disk, memory) or drain the search queue (postgres) on this server. */
+  searchIndex: boolean
   /**
    * Bytes of session files that title changes (`PATCH`, a whole-file rewrite each) may rewrite
    * per tenant per RATE_LIMIT_WINDOW_MS; 0 = no cap.
@@ -245,6 +247,7 @@ export function loadConfig (env: Env = process.env, cwd: string = process.cwd())
     maxTokensPerTenant: integer(env, 'MAX_TOKENS_PER_TENANT', 100, 0, 1_000_000),
     maxDownloadBytesPerToken: integer(env, 'MAX_DOWNLOAD_BYTES_PER_TOKEN', authOn ? 256 * MIB : 0, 0, Number.MAX_SAFE_INTEGER),
     maxBatchEntries: integer(env, 'MAX_BATCH_ENTRIES', authOn ? 1000 : 0, 0, 1_000_000),
+    searchIndex: read(env, 'SEARCH_INDEX') === undefined || flag(env, 'SEARCH_INDEX'),
     maxRewriteBytes: integer(env, 'MAX_REWRITE_BYTES', authOn ? 1_073_741_824 : 0, 0, Number.MAX_SAFE_INTEGER),
     maxEventLoopDelayMs: integer(env, 'MAX_EVENT_LOOP_DELAY_MS', authOn ? 1000 : 0, 0, 60_000),
     ...timeouts(env),

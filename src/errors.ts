@@ -58,6 +58,8 @@ export const InexactNumber = createError<[string, string]>('SS_INEXACT_NUMBER',
 /** A request, its headers or its body did not arrive in time; answered on the socket, which then closes. */
 export const RequestTimeout = createError<[string]>('SS_REQUEST_TIMEOUT', '%s', 408)
 export const InvalidCursor = createError<[string]>('SS_INVALID_CURSOR', 'Cursor %s is invalid', 400)
+/** A search query that cannot be searched for; the message says why. */
+export const InvalidSearchQuery = createError<[string]>('SS_INVALID_QUERY', 'Invalid search query: %s', 400)
 export const InvalidBlobHash = createError(
   'SS_INVALID_BLOB_HASH', 'A blob hash is exactly 64 lowercase hex characters', 400)
 export const InvalidSessionId = createError<[string]>('SS_INVALID_SESSION_ID', '%s', 400)
@@ -144,6 +146,8 @@ export const QuotaBodyTooLarge = createError<[number, number]>('SS_QUOTA_EXCEEDE
 export const TooManyDownloads = createError<[number]>('SS_TOO_MANY_DOWNLOADS',
   'Too many bytes in flight: at most %d bytes of answers at once per token; read or close the earlier ones first', 429)
 /** The event loop lags behind: requests are shed until it catches up. */
+/** `SEARCH_INDEX=0` on a disk or memory store: this server keeps no search index. */
+export const SearchIndexOff = createError('SS_SEARCH_INDEX_OFF', 'Search is off on this server (SEARCH_INDEX=0)', 503)
 export const Overloaded = createError('SS_OVERLOADED', 'The server is overloaded', 503)
 
 /**

@@ -1,10 +1,21 @@
 // The session list: every session of the caller's tenant, newest change first, kept current by
-// GET /v1/events (created, updated, deleted), filtered by project (cwd) and by text in the
-// title and first message; above it, what the tenant stores against its quotas (GET /v1/usage),
-// counted again at most every few seconds while sessions change.
+// GET /v1/events (created, updated, deleted), filtered by project (cwd); above it, what the
+// tenant stores against its quotas (GET /v1/usage), counted again at most every few seconds
+// while sessions change. Text in the search box searches the content of every session
+// (GET /v1/search): the hits replace the list, each with its snippet, the matches marked, and
+// a link that opens the session at that entry.
 import { api, withQuery } from './api.js'
 import { ago, h, int, perFrame, plain, replace } from './dom.js'
 import { LiveStream } from './live.js'
+
+const SEARCH_DELAY_MS = 250
+const HITS = 50
+
+/** A snippet's text with each match (between « and ») in a <mark>. */
+export function marked (snippet) {
+  return snippet.split(/(«[^«»]*»)/).filter((part) => part !== '').map((part) =>
+    part.startsWith('«') && part.endsWith('»') ? h('mark', {}, part.slice(1, -1)) : part)
+}
 
 const PAGE = 1000
 const MAX_PAGES = 20
@@ -27,17 +38,19 @@ export class ListView {
     Object.assign(this, { main, onUnauthorized })
     this.sessions = new Map()
     this.renderSoon = perFrame(() => this.#render())
-    this.cwd = h('select', { id: 'cwd-filter', onChange: this.renderSoon }, h('option', { value: '' }, 'All projects'))
-    this.text = h('input', { id: 'text-filter', type: 'search', placeholder: 'Title or first message', onInput: this.renderSoon })
+    this.cwd = h('select', { id: 'cwd-filter', onChange: () => { this.renderSoon(); this.#searchSoon() } }, h('option', { value: '' }, 'All projects'))
+    this.text = h('input', { id: 'text-filter', type: 'search', placeholder: 'Words, "phrases", -excluded, prefix*', onInput: () => this.#searchSoon() })
     this.summary = h('p', { class: 'summary', 'aria-live': 'polite' })
     this.usage = h('p', { class: 'usage', id: 'usage' })
     this.list = h('ul', { class: 'session-list' })
+    this.hits = h('ul', { class: 'session-list hit-list', hidden: true })
+    this.asked = 0
     replace(main, h('section', { class: 'sessions' },
       h('header', { class: 'list-head' }, h('h1', {}, 'Sessions'),
         h('div', { class: 'filters' },
           h('span', { class: 'filter' }, h('label', { for: 'cwd-filter' }, 'Project'), this.cwd),
           h('span', { class: 'filter' }, h('label', { for: 'text-filter' }, 'Search'), this.text))),
-      this.usage, this.summary, this.list))
+      this.usage, this.summary, this.list, this.hits))
     void this.#start()
   }
 
@@ -105,14 +118,50 @@ export class ListView {
     else replace(this.summary, `The sessions could not be listed: ${err.message}`)
   }
 
+  #searchSoon () {
+    clearTimeout(this.searchTimer)
+    this.searchTimer = setTimeout(() => { void this.#search() }, SEARCH_DELAY_MS)
+  }
+
+  /** Searches the sessions' content for the box's text; an empty box shows the list again. */
+  async #search () {
+    const q = this.text.value.trim()
+    const asked = ++this.asked
+    this.list.hidden = q !== ''
+    this.hits.hidden = q === ''
+    if (q === '') {
+      replace(this.hits)
+      return this.#render()
+    }
+    let found
+    try {
+      found = await api(withQuery('/v1/search', { q, cwd: this.cwd.value === '' ? undefined : this.cwd.value, limit: HITS }))
+    } catch (err) {
+      if (asked !== this.asked) return
+      if (err.status === 401) return this.onUnauthorized(err.message)
+      replace(this.hits)
+      replace(this.summary, `No search: ${err.message}`)
+      return
+    }
+    if (asked !== this.asked) return // a newer search is on its way
+    replace(this.summary, `${int(found.hits.length)}${found.nextCursor === null ? '' : '+'} matches`)
+    replace(this.hits, found.hits.map((hit) => h('li', { dataset: { id: hit.sessionId, entry: hit.entryId ?? '' } },
+      h('a', { href: `/ui/sessions/${encodeURIComponent(hit.sessionId)}${hit.entryId === null ? '' : `?entry=${encodeURIComponent(hit.entryId)}`}`, dataset: { nav: '' } },
+        h('span', { class: 'title' }, hit.title ?? hit.sessionId),
+        h('span', { class: 'snippet' }, marked(hit.snippet)),
+        h('span', { class: 'info' },
+          h('span', { class: 'kind' }, hit.role ?? hit.type),
+          h('span', { class: 'cwd' }, hit.cwd),
+          h('time', { datetime: hit.timestamp, title: hit.timestamp }, ago(hit.timestamp)))))))
+  }
+
   #render () {
+    if (this.text.value.trim() !== '' && !this.hits.hidden) return
     const cwds = [...new Set([...this.sessions.values()].map((s) => s.cwd))].sort()
     const chosen = this.cwd.value
     replace(this.cwd, h('option', { value: '' }, 'All projects'), cwds.map((cwd) => h('option', { value: cwd, selected: cwd === chosen }, cwd)))
-    const needle = this.text.value.trim().toLowerCase()
     const shown = [...this.sessions.values()]
-      .filter((s) => (chosen === '' || s.cwd === chosen) &&
-        (needle === '' || `${s.title ?? ''}\n${s.firstMessage ?? ''}`.toLowerCase().includes(needle)))
+      .filter((s) => chosen === '' || s.cwd === chosen)
       .sort((a, b) => (Date.parse(b.modified) || 0) - (Date.parse(a.modified) || 0))
     replace(this.summary, `${int(shown.length)} of ${int(this.sessions.size)} sessions`,
       shown.length > SHOWN ? ` (the newest ${SHOWN} are listed; narrow the filters for the rest)` : '')
@@ -127,6 +176,7 @@ export class ListView {
   }
 
   destroy () {
+    clearTimeout(this.searchTimer)
     this.stream?.close()
     clearTimeout(this.usageTimer)
   }

@@ -1,5 +1,6 @@
 // One session: the conversation from the root to the viewed leaf, the tree beside it, the
-// context view, and the live tail that keeps all three current.
+// context view, and the live tail that keeps all three current. `?entry=<id>` (a search hit)
+// opens the session at that entry: its branch shown, scrolled to it and marked.
 import { api, withQuery } from './api.js'
 import { h, int, perFrame, replace } from './dom.js'
 import { ContextView } from './context-view.js'
@@ -36,6 +37,8 @@ export class SessionView {
     this.path = `/v1/sessions/${encodeURIComponent(id)}`
     this.data = new SessionData()
     this.chosen = new URL(location.href).searchParams.get('leaf')
+    this.target = new URL(location.href).searchParams.get('entry')
+    this.found = null
     this.rows = []
     this.results = new Map()
     this.pending = []
@@ -64,7 +67,7 @@ export class SessionView {
         h('div', { class: 'pane context-pane' }, this.contextSummary, this.contextScroller),
         h('aside', { class: 'pane tree-pane', 'aria-label': 'Tree' }, h('h2', {}, 'Tree'), this.treeScroller)))
     replace(this.main, this.section)
-    this.list = new VirtualList(this.conversation, (i) => renderEntry(this.rows[i], { results: this.results }))
+    this.list = new VirtualList(this.conversation, (i) => this.#row(i))
     this.context = new ContextView(this.contextSummary, this.contextScroller)
     this.tree = new TreeView(this.treeScroller, (id) => this.choose(id))
     this.#tab('conversation')
@@ -91,6 +94,7 @@ export class SessionView {
     this.data.leafId = this.session.leafId
     this.#update(true)
     this.tree.reveal(this.chosen ?? this.data.leafId)
+    this.#reveal()
     this.stream = new LiveStream(`${this.path}/events`, { after: this.data.entries.length, blobs: 'ref' }, {
       entry: (e) => { this.pending.push(e); this.applySoon() },
       leaf: ({ leafId }) => { this.pending.push({ leafMove: leafId }); this.applySoon() },
@@ -99,6 +103,31 @@ export class SessionView {
     }, { probe: () => api(this.path), onRefused: (err) => this.#failed(err), onOpen: () => { void this.#resync() } })
     this.main.dataset.ready = 'true'
     performance.mark('session-ready') // read by bench/ui-open.ts
+  }
+
+  #row (i) {
+    const el = renderEntry(this.rows[i], { results: this.results })
+    if (this.rows[i].id === this.found) {
+      el.classList.add('found')
+      el.setAttribute('aria-current', 'true')
+    }
+    return el
+  }
+
+  /** Shows the `?entry=` entry: its branch (when it is not on the leaf's), scrolled to and marked. */
+  #reveal () {
+    const id = this.target
+    if (id === null || !this.data.byId.has(id)) return
+    if (this.chosen === null && !this.data.path(this.data.leafId).some((e) => e.id === id)) this.choose(id)
+    // A tool result is shown inside the call it answers.
+    const call = [...this.results].find(([, e]) => e.id === id)?.[0]
+    const index = this.rows.findIndex((e) => e.id === id || (call !== undefined && e.type === 'message' &&
+      Array.isArray(e.message?.content) && e.message.content.some((b) => b?.type === 'toolCall' && b.id === call)))
+    if (index < 0) return
+    this.found = this.rows[index].id
+    this.list.refresh()
+    this.list.scrollToIndex(index)
+    this.tree.reveal(id)
   }
 
   /** After a (re)connection: the header and a leaf moved while we were away. */

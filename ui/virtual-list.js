@@ -92,6 +92,14 @@ export class VirtualList {
     this.#render(this.#target())
   }
 
+  /** Shows row `index` near the top of the viewport and keeps it there while heights settle. */
+  scrollToIndex (index) {
+    this.#layout()
+    this.stick = false
+    this.anchor = { index: Math.max(0, Math.min(index, this.count - 1)), delta: -Math.min(80, this.scroller.clientHeight / 4) }
+    this.#render(this.#target())
+  }
+
   /** Indexes of the rows in the DOM. */
   get renderedRange () { return [...this.range] }
 
@@ -141,7 +149,7 @@ export class VirtualList {
     this.#layout()
     const total = this.offsets[this.count]
     if (this.stick) return Math.max(0, total - this.scroller.clientHeight)
-    return Math.min(this.offsets[Math.min(this.anchor.index, this.count)] + this.anchor.delta, total)
+    return Math.max(0, Math.min(this.offsets[Math.min(this.anchor.index, this.count)] + this.anchor.delta, total))
   }
 
   #make (index) {

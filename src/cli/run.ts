@@ -8,6 +8,8 @@ import {
 } from './args.js'
 import { gcCommand } from './gc.js'
 import { migrateCommand } from './migrate.js'
+import { reindexCommand } from './reindex.js'
+import { searchCommand } from './search.js'
 import { serveCommand } from './serve.js'
 import { pullCommand } from './pull.js'
 import { syncCommand } from './sync.js'
@@ -16,7 +18,7 @@ import { tokenCommand } from './token.js'
 import { exportCommand, importCommand } from './transfer.js'
 
 /** Every subcommand, in the order `--help` lists them. */
-export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, syncCommand, pullCommand, migrateCommand, tailCommand, tokenCommand, gcCommand]
+export const COMMANDS: readonly Command[] = [serveCommand, importCommand, exportCommand, syncCommand, pullCommand, migrateCommand, tailCommand, searchCommand, reindexCommand, tokenCommand, gcCommand]
 
 /** The top-level `--help` text. */
 export function mainHelp (): string {

@@ -10,7 +10,8 @@ import { Transport } from './transport.js'
 import type {
   AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions, ClientOptions,
   ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, GcReport, LeafMove, ListSessionsQuery, MutationOptions,
-  NewEntry, RecentSession, RecordsResult, Session, SessionContext, SessionList, TreeView, Usage,
+  NewEntry, RecentSession, RecordsResult, SearchOptions, SearchResults, Session, SessionContext, SessionList, TreeView,
+  Usage,
 } from './types.js'
 
 /** Options of `append`. */
@@ -69,6 +70,11 @@ export class SessionStoreClient {
   /** `GET /v1/sessions`: newest first; follow `nextCursor` for the next page. */
   async listSessions (query: ListSessionsQuery = {}, options: CallOptions = {}): Promise<SessionList> {
     return await this.#http.json({ method: 'GET', path: '/v1/sessions', query: { ...query }, signal: options.signal })
+  }
+
+  /** `GET /v1/search`: hits of `q` in the caller's sessions, best match first, then newest; follow `nextCursor` for the next page. */
+  async search (q: string, query: SearchOptions = {}, options: CallOptions = {}): Promise<SearchResults> {
+    return await this.#http.json({ method: 'GET', path: '/v1/search', query: { ...query, q }, signal: options.signal })
   }
 
   /** `GET /v1/sessions/recent`: the most recent sessions of `cwd` (default 3). */

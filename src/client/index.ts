@@ -11,7 +11,8 @@ export type { GlobalStreamEvent, SessionStreamEvent, SubscribeOptions } from './
 export type {
   AgentMessage, AgentRecord, AppendResult, BlobInfo, BlobMode, BranchSummaryInput, BranchSummaryResult, CallOptions,
   ClientOptions, ContinueSessionInput, CreateSessionInput, EntriesPage, Entry, EntryFields, GcReport, LeafMove,
-  ListSessionsQuery, MutationOptions, NewEntry, Problem, RecentSession, RecentSessionsQuery, RecordsResult, Session,
-  SessionContext, SessionHeader, SessionInfo, SessionList, TreeNode, TreeView, Usage,
+  ListSessionsQuery, MutationOptions, NewEntry, Problem, RecentSession, RecentSessionsQuery, RecordsResult, SearchHit,
+  SearchOptions, SearchResults, Session, SessionContext, SessionHeader, SessionInfo, SessionList, TreeNode, TreeView,
+  Usage,
 } from './types.js'
 export type { SessionTreeNode } from '../session/types.js'

@@ -11,6 +11,7 @@ import type { OtherEntry as EntrySchema } from '../../routes/entry-types.schema.
 import type { PostBlob } from '../../routes/blobs.schema.js'
 import type { GcReport as GcReportSchema, Usage as UsageSchema } from '../../routes/hygiene.schema.js'
 import type { AgentRecord as AgentRecordSchema, RecordsResult as RecordsResultSchema } from '../../routes/records.schema.js'
+import type { SearchHit as SearchHitSchema, SearchSessions } from '../../routes/search.schema.js'
 import type {
   ContinueSession, CreateSession, ListSessions, RecentSessions, RecentSession as RecentSessionSchema,
   Session as SessionSchema, SessionInfo as SessionInfoSchema, StoredSessionHeader,
@@ -36,6 +37,11 @@ export type ListSessionsQuery = Static<typeof ListSessions.querystring>
 export type CreateSessionInput = Static<typeof CreateSession.body>
 export type ContinueSessionInput = Static<typeof ContinueSession.body>
 export type RecentSessionsQuery = Static<typeof RecentSessions.querystring>
+/** README "Search": one hit, its matches between `«` and `»` in `snippet`. */
+export type SearchHit = Static<typeof SearchHitSchema>
+export type SearchResults = Static<(typeof SearchSessions.response)[200]>
+/** `GET /v1/search` without `q`. */
+export type SearchOptions = Omit<Static<typeof SearchSessions.querystring>, 'q'>
 
 /** Any stored entry: base fields plus its type's fields (unknown keys kept). */
 export type Entry = Static<typeof EntrySchema> & Record<string, unknown>

@@ -101,11 +101,11 @@ export type GaugeSource = () => number
 
 const sources = new Map<string, Set<GaugeSource>>()
 
-function sum (name: string): number {
+function sum (name: string, max = false): number {
   let total = 0
   for (const source of sources.get(name) ?? []) {
     try {
-      total += source()
+      total = max ? Math.max(total, source()) : total + source()
     } catch {
       // A source that cannot answer (closing) counts as nothing rather than failing the scrape.
     }
@@ -113,9 +113,10 @@ function sum (name: string): number {
   return total
 }
 
-function liveGauge (name: string, help: string): void {
+/** A gauge read from its sources at scrape time: their sum, or with `max` the largest. */
+function liveGauge (name: string, help: string, max = false): void {
   // Registered on construction: the registry keeps it.
-  void new Gauge({ name, help, registers: [metricsRegistry], collect () { this.set(sum(name)) } })
+  void new Gauge({ name, help, registers: [metricsRegistry], collect () { this.set(sum(name, max)) } })
 }
 
 liveGauge('ss_open_streams', 'Live SSE streams open on this instance')
@@ -123,8 +124,11 @@ liveGauge('ss_open_sessions', 'Sessions held loaded in memory on this instance')
 liveGauge('ss_db_pool_total', 'Database connections open in the pool (postgres storage)')
 liveGauge('ss_db_pool_idle', 'Database connections idle in the pool (postgres storage)')
 liveGauge('ss_db_pool_waiting', 'Queries waiting for a database connection (postgres storage)')
+liveGauge('ss_search_lag_seconds', 'Age of the oldest stored change the search index does not hold yet (0 when it holds every one)', true)
+liveGauge('ss_search_pending', 'Stored lines and changes waiting to enter the search index')
 
-export type LiveGaugeName = 'ss_open_streams' | 'ss_open_sessions' | 'ss_db_pool_total' | 'ss_db_pool_idle' | 'ss_db_pool_waiting'
+export type LiveGaugeName = 'ss_open_streams' | 'ss_open_sessions' | 'ss_db_pool_total' | 'ss_db_pool_idle' | 'ss_db_pool_waiting' |
+  'ss_search_lag_seconds' | 'ss_search_pending'
 
 /** Adds `source` to the gauge `name`; returns the function that removes it. */
 export function addGaugeSource (name: LiveGaugeName, source: GaugeSource): () => void {

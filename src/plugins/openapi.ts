@@ -16,6 +16,7 @@ export const API_VERSION = '1.0.0'
 const TAGS = [
   { name: 'sessions', description: 'Session lifecycle, listing and import/export' },
   { name: 'entries', description: 'Entries, leaf, tree and context of a session' },
+  { name: 'search', description: "Full-text search of the caller's sessions" },
   { name: 'events', description: 'Live Server-Sent Events streams' },
   { name: 'blobs', description: 'Content-addressed image bytes' },
   { name: 'tokens', description: "Access tokens of the caller's tenant (admin scope)" },

@@ -14,14 +14,15 @@ import { importSession } from './session-import.js'
 import { replaceFile, type ReplaceConditions } from './session-replace.js'
 import * as listing from './session-listing.js'
 import type { ListQuery } from './session-listing.js'
+import { search, type SearchRequest } from './session-search.js'
 import { followStore } from './store-follow.js'
 import * as sessions from './session-operations.js'
 import type { CreateInput, ExportStream } from './session-operations.js'
 import type {
-  AppendAnswer, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SessionContext, SessionList, SessionView, Tagged, TreeView,
+  AppendAnswer, BlobMode, EntriesPage, GlobalEvent, RecentSessionView, SearchResults, SessionContext, SessionList, SessionView, Tagged, TreeView,
 } from './types.js'
 
-export type { ImagesMode, RecordsAnswer, ReplaceConditions, ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput }
+export type { ImagesMode, RecordsAnswer, ReplaceConditions, ExportStream, RegistryLimits, RegistryOptions, StreamOptions, SessionListener, GlobalListener, ListQuery, CreateInput, AppendOptions, BranchSummaryInput, SearchRequest }
 export * from './types.js'
 
 export class SessionRegistry {
@@ -49,6 +50,8 @@ export class SessionRegistry {
   create (input: CreateInput): Promise<SessionView> { return sessions.create(this.#core, input) }
   list (query: ListQuery): Promise<SessionList> { return listing.list(this.#core, query) }
   recent (cwd: string, limit?: number): Promise<RecentSessionView[]> { return listing.recent(this.#core, cwd, limit) }
+  /** README "Search": hits in the tenant's sessions, best match first, then newest. */
+  search (request: SearchRequest): Promise<SearchResults> { return search(this.#core, request) }
   continueRecent (cwd: string, terminalId?: string): Promise<{ session: SessionView, created: boolean }> {
     return sessions.continueRecent(this.#core, cwd, terminalId)
   }

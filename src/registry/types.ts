@@ -45,6 +45,25 @@ export interface SessionList {
   nextCursor: string | null
 }
 
+/** README "Search": one hit. */
+export interface SearchHitView {
+  sessionId: string
+  entryId: string | null
+  type: string
+  role: string | null
+  timestamp: string
+  title: string | null
+  cwd: string
+  /** Matches between `«` and `»`. */
+  snippet: string
+  score: number
+}
+
+export interface SearchResults {
+  hits: SearchHitView[]
+  nextCursor: string | null
+}
+
 export interface EntriesPage {
   entries: SessionEntryBase[]
   after: number

@@ -13,6 +13,7 @@ import { entryComponents } from '../../routes/entry-types.schema.js'
 import { healthRouteComponents } from '../../routes/health.schema.js'
 import { hygieneRouteComponents } from '../../routes/hygiene.schema.js'
 import { recordRouteComponents } from '../../routes/records.schema.js'
+import { searchRouteComponents } from '../../routes/search.schema.js'
 import { sessionRouteComponents } from '../../routes/sessions.schema.js'
 import { tokenRouteComponents } from '../../routes/tokens.schema.js'
 
@@ -24,6 +25,7 @@ export function sharedSchemas (): TSchema[] {
     Problem,
     ...healthRouteComponents(),
     ...sessionRouteComponents(),
+    ...searchRouteComponents(),
     ...entryComponents(),
     ...entryRouteComponents(),
     ...recordRouteComponents(),

@@ -30,14 +30,14 @@ export interface OpenedStore {
   close(): Promise<void>
 }
 
-type StoreConfig = Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'unsavedSessionMaxAgeMs' | 'databaseTimeoutMs'>>
+type StoreConfig = Pick<Config, 'storage' | 'dataDir' | 'databaseUrl'> & Partial<Pick<Config, 'unsavedSessionMaxAgeMs' | 'databaseTimeoutMs' | 'searchIndex'>>
 
 export async function openStore (config: StoreConfig, logger: Logger = silentLogger): Promise<OpenedStore> {
   const kind = config.storage
   if (kind !== 'postgres') {
     const store = kind === 'disk'
-      ? JsonlStore.open({ dataDir: config.dataDir, storage: new FileSessionStorage(), logger })
-      : JsonlStore.inMemory(config.dataDir, undefined, logger)
+      ? JsonlStore.open({ dataDir: config.dataDir, storage: new FileSessionStorage(), logger, searchIndex: config.searchIndex })
+      : JsonlStore.inMemory(config.dataDir, undefined, logger, config.searchIndex)
     let closed: Promise<void> | undefined
     return { store, blobs: (root) => createBlobStore(kind, root), close: async () => { closed ??= store.close(); await closed } }
   }
@@ -66,7 +66,7 @@ export async function openStore (config: StoreConfig, logger: Logger = silentLog
     } finally {
       await maintenance.end()
     }
-    store = await PgStore.open(pool, { listenUrl: config.databaseUrl, logger, timeoutMs })
+    store = await PgStore.open(pool, { listenUrl: config.databaseUrl, logger, timeoutMs, searchIndex: config.searchIndex })
     stopPurging = await startPurging(pool, config.unsavedSessionMaxAgeMs ?? DEFAULT_UNSAVED_MAX_AGE_MS, logger)
     return { store, blobs: (_root, tenant) => new PgBlobStore(pool, tenant), close: async () => { closed ??= close(); await closed } }
   } catch (err) {

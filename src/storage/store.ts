@@ -9,6 +9,9 @@
  * "Durable" means `fdatasync` on disk (and nothing on memory) and `COMMIT` on PostgreSQL.
  * A missing record is `undefined`, never a throw.
  */
+import type { SearchTerm } from '../search/query.js'
+
+export type { SearchTerm }
 
 /**
  * A session's place in its store's history: every stored change of the session makes it larger.
@@ -212,6 +215,48 @@ export type AloneOutcome<T> = { ran: true, value: T } | { ran: false }
  * JSON escape (`\u…`) that could spell it. `refLines` answers no other line.
  */
 export const REF_MARKS: readonly string[] = ['sha256:', '\\u']
+/**
+ * A search of a tenant's sessions (README "Search"): every term must match, excluded ones must
+ * not; best match first, then newest.
+ */
+export interface SearchQuery {
+  terms: readonly SearchTerm[]
+  /** Only sessions whose header `cwd` is exactly this. */
+  cwd?: string
+  /** Also the thinking of assistant messages. */
+  thinking: boolean
+  /** Hits of earlier pages, skipped. */
+  offset: number
+  limit: number
+}
+
+/** One entry (or a session's title, `entryId` null) that matches a search. */
+export interface SearchHit {
+  sessionId: string
+  entryId: string | null
+  /** The entry's type (`session` for a title). */
+  type: string
+  /** The role of a `message` entry, else null. */
+  role: string | null
+  /** The entry's timestamp as stored. */
+  timestamp: string
+  /** The session's title and cwd now (its listing item). */
+  title?: string
+  cwd: string
+  /** Text around the matches, each between `«` and `»` (src/search/text.ts). */
+  snippet: string
+  /** How well it matches, higher is better; comparable within one search only. */
+  score: number
+}
+
+export interface SearchPage {
+  hits: SearchHit[]
+  /** True when more hits follow the last one. */
+  more: boolean
+}
+
+/** How far a rebuild of the search index has come: `done` of `total` (sessions on disk, lines on PostgreSQL). */
+export type ReindexProgress = (done: number, total: number) => void
 
 export interface SessionStore {
   /** The session `id` of `tenant`, with a journal at the version read; `undefined` when none. */
@@ -255,6 +300,14 @@ export interface SessionStore {
   runAlone<T>(name: string, work: () => Promise<T>): Promise<AloneOutcome<T>>
   /** Calls `listener` with each change another process makes; returns the stop function. */
   follow(listener: (change: StoreChange) => void): () => void
+  /**
+   * Searches the text of `tenant`'s sessions (src/search/extract.ts says which). The index
+   * follows every durable change within a bounded lag (the `ss_search_lag_seconds` gauge); a
+   * removed session's hits are gone at once.
+   */
+  search(tenant: string, query: SearchQuery): Promise<SearchPage>
+  /** Builds the search index anew from the stored sessions, of every tenant; resolves once it holds them all. */
+  reindex(progress: ReindexProgress): Promise<void>
   /** True when the store takes writes now (readiness). */
   writable(): Promise<boolean>
   close(): Promise<void>

@@ -81,6 +81,7 @@ function cells (): Record<string, Cell> {
     'GET /v1/sessions/:id/context': { url: `${s}/context`, expect: 200 },
     'GET /v1/sessions/:id/events': { url: `${s}/events`, expect: 200 },
     'GET /v1/events': { url: '/v1/events', expect: 200 },
+    'GET /v1/search': { url: '/v1/search?q=matrix', expect: 200 },
     'GET /v1/tokens': { url: '/v1/tokens', expect: 200 },
     'POST /v1/tokens': { url: '/v1/tokens', ...json({ scopes: ['read'] }), expect: 201 },
     'DELETE /v1/tokens/:id': { url: '/v1/tokens/tok_nope', expect: 404 },

@@ -16,6 +16,7 @@ import { entriesSuite } from './suites/entries.js'
 import { eventsSuite } from './suites/events.js'
 import { hygieneSuite } from './suites/hygiene.js'
 import { recordsSuite } from './suites/records.js'
+import { searchSuite } from './suites/search.js'
 import { sessionsSuite } from './suites/sessions.js'
 
 beforeAll(async () => {
@@ -41,6 +42,7 @@ blobsHealthSuite()
 bodyErrorsSuite()
 hygieneSuite()
 accessSuite()
+searchSuite()
 
 describe('coverage of the document', () => {
   it('called every operation', () => {

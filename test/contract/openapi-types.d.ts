@@ -528,6 +528,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search the text of the caller's sessions
+         * @description Searches user and assistant text (thinking with `thinking=true`), tool-call names and arguments, tool results, `custom_message` content, session titles, and compaction and branch summaries. Query syntax: words (all must match), `"phrases"`, `-excluded` words or phrases, and `prefix*`; case and accents are ignored. Japanese, Chinese and Thai are cut into words by dictionary; an emoji matches itself with any modifiers. A query that cannot be searched for is 400 naming why. The index follows appends within a bounded lag (`ss_search_lag_seconds` in /metrics).
+         */
+        get: operations["searchSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tokens": {
         parameters: {
             query?: never;
@@ -759,6 +779,31 @@ export interface components {
         ForkSessionBody: {
             /** @description Copy only the path root → leafId */
             leafId?: string;
+        };
+        SearchHit: {
+            sessionId: string;
+            /** @description The matching entry; `null` when the session title matches */
+            entryId: string | null;
+            /** @description The entry type (`message`, `custom_message`, `compaction`, `branch_summary`), or `session` for the title */
+            type: string;
+            /** @description The role of a `message` entry, else `null` */
+            role: string | null;
+            /** @description The entry timestamp as stored (the header timestamp for a title) */
+            timestamp: string;
+            /** @description The session's title now, `null` when it has none */
+            title: string | null;
+            /** @description The session's cwd now */
+            cwd: string;
+            /** @description Text around the matches, each between `«` and `»`; `…` where text was cut. The text's own `«` `»` appear as `‹` `›` */
+            snippet: string;
+            /** @description How well the entry matches: higher is better, comparable within one search only */
+            score: number;
+        };
+        SearchResults: {
+            /** @description Best match first, then newest */
+            hits: components["schemas"]["SearchHit"][];
+            /** @description The `cursor` of the next page; `null` at the end */
+            nextCursor: string | null;
         };
         AgentMessage: {
             role: string;
@@ -4677,6 +4722,86 @@ export interface operations {
                 headers: {
                     /** @description Seconds to wait before retrying */
                     "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    searchSessions: {
+        parameters: {
+            query: {
+                /** @description The query, at most 1000 characters */
+                q: string;
+                /** @description Working directory the session belongs to, used verbatim. No NUL, CR or LF; its directory name (`--` + cwd without one leading `/` or `\`, with `/`, `\` and `:` as `-`, + `--`) is at most 255 UTF-8 bytes: 252 characters with that leading separator, 251 without, fewer for characters of several bytes */
+                cwd?: string;
+                /** @description Default 20 */
+                limit?: number;
+                /** @description Opaque: `nextCursor` of the previous page of the same search; another is 400 */
+                cursor?: string;
+                /** @description Also search the thinking of assistant messages; default false */
+                thinking?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of hits */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SearchResults"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    /** @description `Bearer realm="session-store"` */
+                    "WWW-Authenticate": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Misdirected Request */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before retrying */
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Service Unavailable */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

@@ -25,7 +25,7 @@ const operations = (doc: Json): Array<{ method: string, path: string, op: Json }
 
 /** SDK methods that are not one HTTP operation, and the one the document names as the issue of record asks. */
 const CLIENT_ONLY = new Set(['constructor', 'close', 'allEntries'])
-const SDK_TO_OPERATION: Record<string, string> = { append: 'appendEntries' }
+const SDK_TO_OPERATION: Record<string, string> = { append: 'appendEntries', search: 'searchSessions' }
 /** Operations the SDK has no method for. */
 const DOCUMENT_ONLY = new Set(['getOpenapiDocument', 'getDocs', 'openDashboard', 'getMetrics', 'listTokens', 'createToken', 'deleteToken'])
 

@@ -5,6 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Journal, ListingItem, NewSession, SessionStore, StoredLine } from '../../src/storage/store.js'
+import { searchContract } from './search-contract.js'
 
 export interface StoreFixture {
   store: SessionStore
@@ -275,5 +276,6 @@ export function storeContract (name: string, open: () => Promise<StoreFixture>):
       await expect(s.runAlone('gc:acme', async () => { throw new Error('boom') })).rejects.toThrow('boom')
       expect(await s.runAlone('gc:acme', async () => 'after a failure')).toEqual({ ran: true, value: 'after a failure' })
     })
+    searchContract(() => s, create)
   })
 }

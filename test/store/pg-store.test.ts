@@ -20,12 +20,12 @@ describe.runIf(pgAvailable)('PostgreSQL', () => {
     return {
       store: opened.store,
       close: async () => {
+        await opened.close()
         const { default: pg } = await import('pg')
         const client = new pg.Client({ connectionString: db.url })
         await client.connect()
-        await client.query('TRUNCATE ss_sessions, ss_lines, ss_answers, ss_breadcrumbs')
+        await client.query('TRUNCATE ss_sessions, ss_lines, ss_answers, ss_breadcrumbs, ss_search, ss_search_queue')
         await client.end()
-        await opened.close()
       },
     }
   })

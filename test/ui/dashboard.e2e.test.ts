@@ -33,6 +33,9 @@ afterAll(async () => { await closeStage(stage) })
 
 const listIds = async (): Promise<string[]> =>
   await page.locator('.session-list li').evaluateAll((els) => els.map((el) => (el as HTMLElement).dataset.id ?? ''))
+/** The sessions of the search hits shown, each once. */
+const hitSessions = async (): Promise<string[]> =>
+  await page.locator('.hit-list li').evaluateAll((els) => [...new Set(els.map((el) => (el as HTMLElement).dataset.id ?? ''))])
 
 describe('the session list', () => {
   it('shows sessions by last change, follows created, updated and deleted sessions without a reload, and filters', async () => {
@@ -52,13 +55,15 @@ describe('the session list', () => {
     await expect.poll(listIds, { timeout: 5000 }).toEqual(['demo', 'docs'])
     await expect.poll(() => page.locator('li[data-id="demo"] .counts').textContent()).toBe('16 entries · 11 messages')
 
+    // The search box searches content: the hits replace the list.
     await page.fill('#text-filter', 'flaky') // in the title
-    await expect.poll(listIds).toEqual(['demo'])
-    await page.fill('#text-filter', 'EEXIST') // in the first message only
-    await expect.poll(listIds).toEqual(['demo'])
+    await expect.poll(hitSessions).toEqual(['demo'])
+    await page.fill('#text-filter', 'EEXIST') // in the first message
+    await expect.poll(hitSessions).toEqual(['demo'])
     await page.fill('#text-filter', 'install guide')
-    await expect.poll(listIds).toEqual(['docs'])
+    await expect.poll(hitSessions).toEqual(['docs'])
     await page.fill('#text-filter', '')
+    await expect.poll(listIds).toEqual(['demo', 'docs'])
     await page.selectOption('#cwd-filter', '/work/docs-site')
     await expect.poll(listIds).toEqual(['docs'])
     await call(api, 'DELETE', '/v1/sessions/docs')

@@ -17,11 +17,13 @@ import type { SessionStorage, SessionStorageWriter } from '../types.js'
 import type { AppendBatch, Journal, ListingItem, Newer, StoredLine, Version, WriteOutcome } from '../store.js'
 import { AnswerMemory } from './answer-memory.js'
 import type { IndexRow, ListingIndex } from './listing-index.js'
+import type { SearchIndex } from './search-index.js'
 
 /** What a journal needs of its store. */
 export interface JournalContext {
   storage: SessionStorage
   index: ListingIndex
+  search: SearchIndex
   log: Logger
   /** The next version of the store (larger than every earlier one). */
   nextVersion(): Version
@@ -99,6 +101,7 @@ export class JsonlJournal implements Journal {
       }
       this.#answers.keep(batch.answers)
       this.#commit(batch.info, this.#row.path)
+      this.#ctx.search.append(this.tenant, this.id, lines)
       return OK
     })
   }
@@ -122,6 +125,7 @@ export class JsonlJournal implements Journal {
       }
       this.#prefix.setHead(header + '\n')
       this.#commit(info, rel)
+      this.#ctx.search.head(this.tenant, this.id, header)
       return OK
     })
   }
@@ -139,6 +143,7 @@ export class JsonlJournal implements Journal {
       }
       this.#prefix.reset(text)
       this.#commit(info, this.#row.path)
+      this.#ctx.search.replace(this.tenant, this.id, all)
       return OK
     })
   }
@@ -151,6 +156,7 @@ export class JsonlJournal implements Journal {
       await this.#dropWriter()
       if (this.#held === undefined) await this.#unlink(this.path)
       this.#ctx.index.delete(this.tenant, this.id)
+      this.#ctx.search.remove(this.tenant, this.id)
       this.#ctx.forget(this)
       return OK
     })
@@ -160,7 +166,10 @@ export class JsonlJournal implements Journal {
     return this.#serial(async () => {
       await this.#dropWriter()
       // An unsaved session lives in this journal only (SPEC.md §8.3): it goes with it.
-      if (this.#held !== undefined) this.#ctx.index.delete(this.tenant, this.id)
+      if (this.#held !== undefined) {
+        this.#ctx.index.delete(this.tenant, this.id)
+        this.#ctx.search.remove(this.tenant, this.id)
+      }
       this.#ctx.forget(this)
     })
   }
@@ -215,4 +224,16 @@ export class JsonlJournal implements Journal {
     this.#tail = run.catch(() => {})
     return run
   }
+}
+
+/** The file's text at `path`, read as it is consumed; its first `prefixChars` and whether it ends torn go to `journal`. */
+export async function * readCapturing (storage: SessionStorage, path: string, journal: JsonlJournal, prefixChars: number): AsyncIterable<string> {
+  let start = ''
+  let last = ''
+  for await (const chunk of storage.readTextChunks(path)) {
+    if (start.length < prefixChars) start = (start + chunk).slice(0, prefixChars)
+    if (chunk !== '') last = chunk
+    yield chunk
+  }
+  journal.loaded(start, last !== '' && !last.endsWith('\n'))
 }

@@ -16,14 +16,16 @@ import { writeAtomically } from '../../session/write-queue.js'
 import { fsPath, tenantRoot } from '../paths.js'
 import { headerOf, SessionPrefix, textOf } from '../session-head.js'
 import type {
-  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, SessionUsage, StoredText,
+  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem,
+  ReindexProgress, SearchPage, SearchQuery, SessionStore, SessionUsage, StoredText,
 } from '../store.js'
 import { MemorySessionStorage } from '../memory-session-storage.js'
 import type { SessionStorage } from '../types.js'
-import { JsonlJournal, type JournalContext } from './jsonl-journal.js'
+import { JsonlJournal, readCapturing, type JournalContext } from './jsonl-journal.js'
 import { ListingIndex, type IndexRow } from './listing-index.js'
-import { indexFile, reconcile, tenantRoots } from './reconcile.js'
 import { refLinesOf } from './ref-lines.js'
+import { indexFile, rebuildSearch, reconcile, tenantRoots } from './reconcile.js'
+import { JsonlSearch } from './search-build.js'
 
 export interface JsonlStoreOptions {
   /** `DATA_DIR`, resolved against the working directory. */
@@ -32,6 +34,8 @@ export interface JsonlStoreOptions {
   /** The index file, or `:memory:`; default `DATA_DIR/.session-store/index.sqlite`. */
   indexFile?: string
   logger?: Logger
+  /** Index sessions for search (`SEARCH_INDEX`); default true. */
+  searchIndex?: boolean
 }
 
 /** A header timestamp usable in a file name (SPEC.md §2.3); anything else is replaced by now. */
@@ -46,6 +50,7 @@ export class JsonlStore implements SessionStore {
   readonly #dataDir: string
   readonly #storage: SessionStorage
   readonly #index: ListingIndex
+  readonly #search: JsonlSearch
   readonly #log: Logger
   readonly #ctx: JournalContext
   /** Open journals; an unsaved session lives in its journal only. */
@@ -69,8 +74,8 @@ export class JsonlStore implements SessionStore {
   }
 
   /** A store kept in memory (`STORAGE=memory`, tests): over `storage`, a fresh map by default, with its index in memory. */
-  static inMemory (dataDir: string, storage: SessionStorage = new MemorySessionStorage(), logger?: Logger): JsonlStore {
-    return new JsonlStore({ dataDir, storage, indexFile: ':memory:', logger })
+  static inMemory (dataDir: string, storage: SessionStorage = new MemorySessionStorage(), logger?: Logger, searchIndex = true): JsonlStore {
+    return new JsonlStore({ dataDir, storage, indexFile: ':memory:', logger, searchIndex })
   }
 
   private constructor (options: JsonlStoreOptions) {
@@ -79,13 +84,16 @@ export class JsonlStore implements SessionStore {
     this.#log = options.logger ?? silentLogger
     const file = options.indexFile ?? join(this.#dataDir, '.session-store', 'index.sqlite')
     if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
-    this.#index = ListingIndex.open(file).index
+    const opened = ListingIndex.open(file)
+    this.#index = opened.index
+    this.#search = new JsonlSearch(this.#index.database, this.#log, options.searchIndex !== false)
     const closedAt = this.#index.takeClosedMark()
-    this.#index.dropUnsaved()
+    for (const { tenant, id } of this.#index.dropUnsaved()) this.#search.index.remove(tenant, id)
     this.#version = this.#index.maxVersion()
     this.#ctx = {
       storage: this.#storage,
       index: this.#index,
+      search: this.#search.index,
       log: this.#log,
       nextVersion: () => ++this.#version,
       abs: (rel) => join(this.#dataDir, rel),
@@ -100,6 +108,11 @@ export class JsonlStore implements SessionStore {
       .then((complete) => { this.#complete = complete })
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
       .finally(() => { this.#checked = true })
+    this.#search.start({
+      checked: async () => { await this.#reconciled; return this.#complete },
+      fresh: opened.fresh,
+      rebuild: async (progress) => await rebuildSearch({ ...this.#ctx, dataDir: this.#dataDir }, () => this.#closing, progress),
+    })
   }
 
   /** Resolves once the index was checked against the files (start-up). */
@@ -114,7 +127,7 @@ export class JsonlStore implements SessionStore {
     if (size !== row.size) void indexFile({ ...this.#ctx, dataDir: this.#dataDir }, { tenant, path, mtimeMs, size }).catch(() => {})
     const journal = new JsonlJournal(this.#ctx, { ...row, size }, new SessionPrefix('', path), undefined, false)
     this.#open.set(keyOf(tenant, id), journal)
-    return { text: this.#capture(path, journal), size, modifiedMs: row.modified, journal }
+    return { text: readCapturing(this.#storage, path, journal, PREFIX_CHARS), size, modifiedMs: row.modified, journal }
   }
 
   async read (tenant: string, id: string): Promise<StoredText | undefined> {
@@ -155,6 +168,7 @@ export class JsonlStore implements SessionStore {
       const prefix = new SessionPrefix(text.slice(0, PREFIX_CHARS), path)
       row.recent = prefix.name()
       this.#index.put(row)
+      this.#search.index.replace(tenant, session.id, lines)
       const journal = new JsonlJournal(this.#ctx, row, prefix, session.saved ? undefined : lines, session.torn === true)
       this.#open.set(key, journal)
       return journal
@@ -236,6 +250,16 @@ export class JsonlStore implements SessionStore {
     }
   }
 
+  async search (tenant: string, query: SearchQuery): Promise<SearchPage> {
+    if (!this.#checked) await this.#reconciled
+    this.#index.flush() // the listing rows a search joins
+    return this.#search.search(tenant, query)
+  }
+
+  async reindex (progress: ReindexProgress): Promise<void> {
+    await this.#search.reindex(progress)
+  }
+
   follow (): () => void {
     return () => {} // one process owns the files: no other process changes them
   }
@@ -263,8 +287,10 @@ export class JsonlStore implements SessionStore {
   async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
+    await this.#search.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     if (this.#complete) this.#index.markClosed(Date.now())
+    this.#search.index.close()
     this.#index.close()
   }
 
@@ -281,22 +307,11 @@ export class JsonlStore implements SessionStore {
     const moved = findMovedSessionFile(this.#storage, tenantRoot(this.#dataDir, tenant), path)
     if (moved === undefined) {
       this.#index.delete(tenant, id)
+      this.#search.index.remove(tenant, id)
       return undefined
     }
     row = { ...row, path: this.#ctx.rel(moved) }
     this.#index.put(row)
     return row
-  }
-
-  /** The file's text, read as it is consumed; its start and whether it ends torn go to `journal`. */
-  async * #capture (path: string, journal: JsonlJournal): AsyncIterable<string> {
-    let start = ''
-    let last = ''
-    for await (const chunk of this.#storage.readTextChunks(path)) {
-      if (start.length < PREFIX_CHARS) start = (start + chunk).slice(0, PREFIX_CHARS)
-      if (chunk !== '') last = chunk
-      yield chunk
-    }
-    journal.loaded(start, last !== '' && !last.endsWith('\n'))
   }
 }

@@ -159,7 +159,7 @@ export class ListingIndex {
       get: db.prepare('SELECT * FROM sessions WHERE tenant = ? AND id = ?'),
       byPath: db.prepare('SELECT * FROM sessions WHERE path = ?'),
       files: db.prepare('SELECT tenant, id, path, size, checked FROM sessions WHERE saved = 1'),
-      unsaved: db.prepare('DELETE FROM sessions WHERE saved = 0'),
+      unsaved: db.prepare('DELETE FROM sessions WHERE saved = 0 RETURNING tenant, id'),
       tenants: db.prepare('SELECT DISTINCT tenant FROM sessions ORDER BY tenant'),
       maxVersion: db.prepare('SELECT max(version) AS v FROM sessions'),
       ofTenant: db.prepare('SELECT id, path, saved FROM sessions WHERE tenant = ?'),
@@ -238,11 +238,14 @@ export class ListingIndex {
     return this.#statements.usage.get(tenant) as { sessions: number, bytes: number }
   }
 
-  /** Forgets every unsaved session (they lived in the memory of a process that is gone). */
-  dropUnsaved (): void {
+  /** Forgets every unsaved session (they lived in the memory of a process that is gone); returns them. */
+  dropUnsaved (): Array<{ tenant: string, id: string }> {
     this.flush()
-    this.#statements.unsaved.run()
+    return (this.#statements.unsaved.all() as Array<{ tenant: string, id: string }>).map((r) => ({ tenant: r.tenant, id: JSON.parse(r.id) as string }))
   }
+
+  /** The database, for the search index that lives beside the listing (search-index.ts). */
+  get database (): Database.Database { return this.#db }
 
   tenants (): string[] {
     this.flush()

@@ -22,6 +22,7 @@ import { tenantRoot } from '../paths.js'
 import { SessionPrefix } from '../session-head.js'
 import type { SessionStorage } from '../types.js'
 import type { IndexRow, ListingIndex } from './listing-index.js'
+import type { SearchIndex } from './search-index.js'
 
 /** A file whose mtime is at most this far past its last check counts as unchanged (clock and file-system granularity). */
 const MTIME_SLACK_MS = 2000
@@ -33,6 +34,7 @@ const READ_CONCURRENCY = 32
 export interface ReconcileContext {
   storage: SessionStorage
   index: ListingIndex
+  search: SearchIndex
   dataDir: string
   log: Logger
   nextVersion(): number
@@ -152,7 +154,10 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
   if (stopped()) return false
   // Files gone (an agent deleted them, or moved them: then they were found above, under their new path).
   for (const row of known.values()) {
-    if (index.get(row.tenant, row.id)?.path === row.path) index.delete(row.tenant, row.id)
+    if (index.get(row.tenant, row.id)?.path === row.path) {
+      index.delete(row.tenant, row.id)
+      ctx.search.remove(row.tenant, row.id)
+    }
   }
   index.flush()
   ctx.log.info({ files: looked, read: changed.length, removed: known.size, ms: Date.now() - started, full: since === undefined }, 'session index checked against the files')
@@ -189,4 +194,46 @@ export async function indexFile (ctx: ReconcileContext, found: Found): Promise<v
     checked: Date.now(),
   }
   ctx.index.put(row)
+  searchFile(ctx, found.tenant, item.id, found.path, text)
+}
+
+/**
+ * Hands the search index a session's text as read from `path`, unless the file grew since it was
+ * read: an append made meanwhile indexes its own lines, and the text is read again.
+ * Returns false in that case.
+ */
+export function searchFile (ctx: ReconcileContext, tenant: string, id: string, path: string, text: string): boolean {
+  try {
+    if (ctx.storage.statSync(path).size !== Buffer.byteLength(text, 'utf8')) return false
+  } catch {
+    return true // gone: its removal takes its documents
+  }
+  const lines = text.split('\n')
+  if (lines[lines.length - 1] === '') lines.pop()
+  ctx.search.replace(tenant, id, lines)
+  return true
+}
+
+/**
+ * Builds the search index from every saved session file the listing knows (the index was
+ * emptied before: jsonl-store.ts), `progress` told as files are read. Stops early when
+ * `stopped()` says so; resolves true when it read every file.
+ */
+export async function rebuildSearch (ctx: ReconcileContext, stopped: () => boolean, progress: (done: number, total: number) => void): Promise<boolean> {
+  const files = ctx.index.files()
+  progress(0, files.length)
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i] as typeof files[number]
+    for (let tries = 0; tries < 3; tries++) {
+      if (stopped()) return false
+      // What waits to be indexed bounds the memory a rebuild holds.
+      while (ctx.search.pending > 50_000) await turn()
+      const path = ctx.abs(file.path)
+      const text = await ctx.storage.readText(path).catch(() => undefined)
+      if (text === undefined || searchFile(ctx, file.tenant, file.id, path, text)) break
+    }
+    if ((i + 1) % 100 === 0 || i + 1 === files.length) progress(i + 1, files.length)
+  }
+  while (ctx.search.pending > 0 && !stopped()) await turn()
+  return !stopped()
 }

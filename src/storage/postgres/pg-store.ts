@@ -10,13 +10,15 @@ import { InvalidSessionId, SessionExists } from '../../errors.js'
 import type { Logger } from '../../session/logger.js'
 import { headLineCount, SessionPrefix, textOf } from '../session-head.js'
 import type {
-  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem, SessionStore, SessionUsage,
-  StoreChange, StoredText,
+  AloneOutcome, Breadcrumb, Journal, ListingItem, ListPage, ListQuery, LoadedSession, NewSession, RecentItem,
+  ReindexProgress, SearchPage, SearchQuery, SessionStore, SessionUsage, StoreChange, StoredText,
 } from '../store.js'
 import { AppendGroups } from './pg-appends.js'
 import { ChangeFeed } from './pg-feed.js'
 import { pgRefLines, pgRunAlone, pgUsage } from './pg-hygiene.js'
 import { listingColumns, notifyChange, PgJournal, type JournalStart, type PgJournalContext } from './pg-journal.js'
+import { searchLog } from './pg-search.js'
+import { SearchQueue } from './pg-search-queue.js'
 import { storable, textArray } from './pg-text.js'
 import { databaseError, DEFAULT_DATABASE_TIMEOUT_MS, query, transaction } from './pool.js'
 
@@ -33,6 +35,8 @@ export interface PgStoreOptions {
   logger: Logger
   /** Longest wait for the database: an append, the change feed's heartbeat (default DEFAULT_DATABASE_TIMEOUT_MS). */
   timeoutMs?: number
+  /** Drain the search queue on this server (`SEARCH_INDEX`); default true. */
+  searchIndex?: boolean
 }
 
 export class PgStore implements SessionStore {
@@ -40,10 +44,14 @@ export class PgStore implements SessionStore {
   readonly #ctx: PgJournalContext
   readonly #open = new Set<PgJournal>()
   readonly #feed: ChangeFeed
+  readonly #search: SearchQueue
+  readonly #searching: boolean
 
   private constructor (pool: pg.Pool, options: PgStoreOptions) {
     const origin = randomUUID()
     this.#pool = pool
+    this.#search = new SearchQueue(pool, options.logger)
+    this.#searching = options.searchIndex !== false
     const timeoutMs = options.timeoutMs ?? DEFAULT_DATABASE_TIMEOUT_MS
     this.#ctx = { pool, appends: new AppendGroups(pool, origin, timeoutMs), origin, forget: (j) => { this.#open.delete(j) } }
     this.#feed = new ChangeFeed({ url: options.listenUrl, origin, logger: options.logger, open: () => this.#open, pool, timeoutMs })
@@ -53,6 +61,7 @@ export class PgStore implements SessionStore {
   static async open (pool: pg.Pool, options: PgStoreOptions): Promise<PgStore> {
     const store = new PgStore(pool, options)
     await store.#feed.start()
+    if (store.#searching) store.#search.start()
     return store
   }
 
@@ -163,6 +172,24 @@ export class PgStore implements SessionStore {
     return await pgRunAlone(this.#pool, name, work)
   }
 
+  async search (tenant: string, q: SearchQuery): Promise<SearchPage> {
+    // What waits is indexed first (a batch), so a search sees the changes made before it.
+    if (this.#searching) await this.#search.drain()
+    return await searchLog(this.#pool, tenant, q)
+  }
+
+  async reindex (progress: ReindexProgress): Promise<void> {
+    const total = await transaction(this.#pool, async (client) => {
+      await client.query('TRUNCATE ss_search, ss_search_queue')
+      const heads = await client.query('INSERT INTO ss_search_queue (tenant, session, pos) SELECT tenant, id, 0 FROM ss_sessions')
+      const lines = await client.query('INSERT INTO ss_search_queue (tenant, session, pos) SELECT tenant, session, pos FROM ss_lines')
+      return (heads.rowCount ?? 0) + (lines.rowCount ?? 0)
+    })
+    let done = 0
+    progress(done, total)
+    for (let n = await this.#search.drain(); n > 0; n = await this.#search.drain()) progress(done = Math.min(total, done + n), total)
+  }
+
   follow (listener: (change: StoreChange) => void): () => void {
     return this.#feed.add(listener)
   }
@@ -177,6 +204,7 @@ export class PgStore implements SessionStore {
   }
 
   async close (): Promise<void> {
+    await this.#search.close()
     await this.#feed.close()
   }
 

@@ -92,7 +92,9 @@ export function createPool (url: string, options: PoolOptions = {}): pg.Pool {
 /**
  * Runs `fn` in one transaction on one connection of `pool` (`BEGIN` … `COMMIT`, `ROLLBACK` on a
  * throw); an outage surfaces as `DatabaseUnavailable`. A connection that failed is destroyed,
- * not returned to the pool.
+ * not returned to the pool. While the connection is held, its loss is an error of the statement
+ * that meets it: the pool listens to idle connections only, and the `error` event a checked-out
+ * client emits when its socket ends would otherwise be unhandled and end the process.
  */
 export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient
@@ -102,6 +104,7 @@ export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient)
     throw databaseError(err)
   }
   let broken: unknown
+  client.on('error', ignoreHeld)
   try {
     await client.query('BEGIN')
     const result = await fn(client)
@@ -112,9 +115,13 @@ export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient)
     else await client.query('ROLLBACK').catch((e: unknown) => { broken = e })
     throw databaseError(err)
   } finally {
+    client.removeListener('error', ignoreHeld)
     client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true)
   }
 }
+
+/** The `error` event of a held connection: the statement that meets the loss fails with it. */
+const ignoreHeld = (): void => {}
 
 /** One statement on any connection of `pool`; an outage surfaces as `DatabaseUnavailable`. */
 export async function query<R extends pg.QueryResultRow = pg.QueryResultRow> (pool: pg.Pool, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {

@@ -28,10 +28,10 @@ describe.runIf(pgAvailable)('PostgreSQL schema migrations', () => {
     const tables = async (): Promise<string[]> => (await pool().query("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"))
       .rows.map((r: { table_name: string }) => r.table_name)
     expect(await tables()).toEqual([
-      'ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_legacy_files', 'ss_legacy_sessions', 'ss_lines', 'ss_schema_migrations', 'ss_sessions',
+      'ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_legacy_files', 'ss_legacy_sessions', 'ss_lines', 'ss_schema_migrations', 'ss_search', 'ss_search_queue', 'ss_sessions',
     ])
     await upgradeLegacy(pool(), '/data', silentLogger)
-    expect(await tables()).toEqual(['ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_lines', 'ss_schema_migrations', 'ss_sessions'])
+    expect(await tables()).toEqual(['ss_answers', 'ss_blobs', 'ss_breadcrumbs', 'ss_lines', 'ss_schema_migrations', 'ss_search', 'ss_search_queue', 'ss_sessions'])
   })
 
   it('is idempotent: a later start applies nothing', async () => {

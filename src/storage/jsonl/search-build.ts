@@ -1,0 +1,72 @@
+/**
+ * The search side of the JSONL store: its index (search-index.ts) and how that index is built
+ * whole, at start when it is not known to hold every file (missing, damaged, of another version,
+ * or kept with `SEARCH_INDEX=0` meanwhile) and on `reindex`. The build at start runs in the
+ * background while the server serves; `reindex` joins it rather than starting a second one.
+ */
+import type Database from 'better-sqlite3'
+import { SearchIndexOff } from '../../errors.js'
+import type { Logger } from '../../session/logger.js'
+import type { ReindexProgress, SearchPage, SearchQuery } from '../store.js'
+import { SearchIndex } from './search-index.js'
+
+export interface SearchBuildHooks {
+  /** Resolves true once the listing was checked against every file. */
+  checked(): Promise<boolean>
+  /** The listing index was new: that check read every file into the search index too. */
+  fresh: boolean
+  /** Reads every saved session into the (emptied) index; false when stopped by `close`. */
+  rebuild(progress: ReindexProgress): Promise<boolean>
+}
+
+export class JsonlSearch {
+  readonly index: SearchIndex
+  readonly #enabled: boolean
+  readonly #log: Logger
+  /** The index must be built whole at start (it was emptied, before any change was queued). */
+  readonly #needed: boolean
+  #hooks: SearchBuildHooks | undefined
+  #running = false
+  #progress: ReindexProgress = () => {}
+  /** Resolves once the build at start is over (at once when none was needed). */
+  done: Promise<void> = Promise.resolve()
+
+  constructor (db: Database.Database, log: Logger, enabled: boolean) {
+    this.index = new SearchIndex(db, log, enabled)
+    this.#enabled = enabled
+    this.#needed = enabled && !this.index.complete()
+    if (this.#needed) this.index.clear()
+    this.#log = log
+  }
+
+  /** Starts the build at start, when one is needed. */
+  start (hooks: SearchBuildHooks): void {
+    this.#hooks = hooks
+    if (!this.#needed) return
+    this.#running = true
+    this.done = (async () => {
+      if (await hooks.checked() && (hooks.fresh || await hooks.rebuild((done, total) => { this.#progress(done, total) }))) this.index.markComplete()
+    })().catch((err: unknown) => { this.#log.error({ err }, 'Building the search index failed') })
+      .finally(() => { this.#running = false })
+  }
+
+  /** One page of hits; `SearchIndexOff` (503) with `SEARCH_INDEX=0`. */
+  search (tenant: string, query: SearchQuery): SearchPage {
+    if (!this.#enabled) throw new SearchIndexOff()
+    return this.index.search(tenant, query)
+  }
+
+  /** Builds the index anew (or waits for the build running since start), `progress` told as it goes. */
+  async reindex (progress: ReindexProgress): Promise<void> {
+    const hooks = this.#hooks
+    if (hooks === undefined || !await hooks.checked()) return
+    if (this.#running) {
+      this.#progress = progress
+      await this.done
+      return
+    }
+    this.index.markStale()
+    this.index.clear()
+    if (await hooks.rebuild(progress)) this.index.markComplete()
+  }
+}

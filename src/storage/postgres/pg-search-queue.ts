@@ -1,0 +1,193 @@
+/**
+ * Drains the search queue of migration 10 (schema-search.ts): every server takes batches of
+ * queued positions (`FOR UPDATE SKIP LOCKED`, so servers share the work), reads the lines and
+ * heads they name as they are now, and writes their documents (src/search/extract.ts), all in
+ * one transaction: a batch is indexed whole or stays queued. A server drains every
+ * `POLL_MS` while its store is open, and a search drains first, so the lag stays well under a
+ * second; `ss_search_lag_seconds` and `ss_search_pending` show it.
+ */
+import type pg from 'pg'
+import { addGaugeSource } from '../../metrics/instruments.js'
+import { docsOfLine, type SearchDoc } from '../../search/extract.js'
+import type { Logger } from '../../session/logger.js'
+import { isUnavailable, query, transaction } from './pool.js'
+
+/** Time between two looks at the queue, ms. */
+const POLL_MS = 200
+/** Queued positions taken at once. */
+const BATCH = 2000
+/** Characters of one row's text at most: a longer document takes several rows. */
+export const CHUNK_CHARS = 50_000
+/** Queued positions counted at most for the `ss_search_pending` gauge. */
+const COUNT_CAP = 100_000
+
+interface Taken { id: string, tenant: string, session: string, pos: number }
+
+/** `text` in pieces of at most `CHUNK_CHARS`, cut at a space near the end where there is one. */
+export function chunksOf (text: string): string[] {
+  const out: string[] = []
+  let at = 0
+  while (text.length - at > CHUNK_CHARS) {
+    let end = at + CHUNK_CHARS
+    const space = text.slice(end - 1000, end).search(/\s(?=\S*$)/)
+    if (space >= 0) end = end - 1000 + space + 1
+    else if (/[\ud800-\udbff]/.test(text[end - 1] as string)) end--
+    out.push(text.slice(at, end))
+    at = end
+  }
+  out.push(text.slice(at))
+  return out
+}
+
+export class SearchQueue {
+  readonly #pool: pg.Pool
+  readonly #log: Logger
+  #timer: NodeJS.Timeout | undefined
+  #running: Promise<number> | undefined
+  #closed = false
+  /** Positions to take at once: 1 after a batch failed, to find the position that fails. */
+  #batch = BATCH
+  #pending = 0
+  #lag = 0
+  readonly #gauges: Array<() => void>
+
+  constructor (pool: pg.Pool, log: Logger) {
+    this.#pool = pool
+    this.#log = log
+    this.#gauges = [
+      addGaugeSource('ss_search_pending', () => this.#pending),
+      addGaugeSource('ss_search_lag_seconds', () => this.#lag),
+    ]
+  }
+
+  /** Starts draining every `POLL_MS`. */
+  start (): void {
+    const tick = async (): Promise<void> => {
+      try {
+        await this.#measure()
+        while (!this.#closed && await this.drain() > 0);
+      } catch (err) {
+        if (!isUnavailable(err)) this.#log.error({ err }, 'Draining the search queue failed')
+      }
+      if (!this.#closed) this.#timer = setTimeout(() => { void tick() }, POLL_MS)
+    }
+    this.#timer = setTimeout(() => { void tick() }, 0)
+  }
+
+  /** Indexes one batch of what waits (after the batch this server is indexing now); resolves with the positions taken. */
+  async drain (): Promise<number> {
+    while (this.#running !== undefined) await this.#running.catch(() => 0)
+    const run = this.#drainBatch()
+    this.#running = run
+    try {
+      return await run
+    } finally {
+      this.#running = undefined
+    }
+  }
+
+  async close (): Promise<void> {
+    this.#closed = true
+    clearTimeout(this.#timer)
+    await this.#running?.catch(() => 0)
+    for (const stop of this.#gauges) stop()
+  }
+
+  async #measure (): Promise<void> {
+    const { rows } = await query<{ n: string, oldest: number | null }>(this.#pool, `SELECT count(*) AS n,
+      extract(epoch FROM clock_timestamp() - min(queued_at))::float8 AS oldest FROM (SELECT queued_at FROM ss_search_queue ORDER BY id LIMIT ${COUNT_CAP}) q`)
+    this.#pending = Number(rows[0]?.n ?? 0)
+    this.#lag = rows[0]?.oldest ?? 0
+  }
+
+  async #drainBatch (): Promise<number> {
+    let taken: Taken[] = []
+    try {
+      const n = await transaction(this.#pool, async (client) => {
+        taken = (await client.query<Taken>(`DELETE FROM ss_search_queue WHERE id IN
+          (SELECT id FROM ss_search_queue ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING id, tenant, session, pos`, [this.#batch])).rows
+        if (taken.length > 0) await index(client, taken)
+        return taken.length
+      })
+      if (n === 0) this.#lag = 0
+      this.#batch = BATCH
+      return n
+    } catch (err) {
+      if (isUnavailable(err) || taken.length === 0) throw err
+      if (this.#batch === 1) {
+        // One position that cannot be indexed must not hold up the rest: it is left out.
+        this.#log.error({ err, sessionId: taken[0]?.session, pos: taken[0]?.pos }, 'A line could not be indexed for search; it is left out')
+        await query(this.#pool, 'DELETE FROM ss_search_queue WHERE id = $1', [taken[0]?.id])
+      }
+      this.#batch = 1
+      return 1
+    }
+  }
+}
+
+/** Writes the documents of the `taken` positions as the lines and heads are now. */
+async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<void> {
+  const keys = [...new Map(taken.map((t) => [`${t.tenant}\n${t.session}`, t])).values()]
+    .sort((a, b) => a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.session < b.session ? -1 : a.session > b.session ? 1 : 0)
+  const tenants = keys.map((k) => k.tenant)
+  const sessions = keys.map((k) => k.session)
+  // Servers index one session at a time, so the newer state of a position is written last;
+  // the sessions' rows stay while the batch is written (their removal waits).
+  await client.query('SELECT pg_advisory_xact_lock(hashtextextended(u.t || E\'\\n\' || u.s, 10)) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u (t, s, o) ORDER BY u.o', [tenants, sessions])
+  const { rows: heads } = await client.query<{ tenant: string, id: string, head: string }>(`SELECT s.tenant, s.id, s.head FROM ss_sessions s
+    JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i ORDER BY s.tenant, s.id FOR KEY SHARE OF s`, [tenants, sessions])
+  const live = new Map(heads.map((h) => [`${h.tenant}\n${h.id}`, h.head]))
+  const wanted = taken.filter((t) => live.has(`${t.tenant}\n${t.session}`))
+  const { rows: lines } = await client.query<{ tenant: string, session: string, pos: number, line: string }>(`SELECT l.tenant, l.session, l.pos, l.line
+    FROM unnest($1::text[], $2::text[], $3::int[]) AS q (t, s, p) JOIN ss_lines l ON l.tenant = q.t AND l.session = q.s AND l.pos = q.p`,
+  [wanted.map((t) => t.tenant), wanted.map((t) => t.session), wanted.map((t) => t.pos)])
+  const rows = new Rows()
+  for (const t of wanted) {
+    if (t.pos !== 0) continue
+    for (const line of (live.get(`${t.tenant}\n${t.session}`) as string).split('\n')) rows.add(t, docsOfLine(line))
+  }
+  for (const l of lines) rows.add({ tenant: l.tenant, session: l.session, pos: l.pos }, docsOfLine(l.line))
+  await client.query(`DELETE FROM ss_search x USING unnest($1::text[], $2::text[], $3::int[]) AS q (t, s, p)
+    WHERE x.tenant = q.t AND x.session = q.s AND x.pos = q.p`, [wanted.map((t) => t.tenant), wanted.map((t) => t.session), wanted.map((t) => t.pos)])
+  if (rows.body.length === 0) return
+  await client.query(`INSERT INTO ss_search (tenant, session, pos, part, chunk, entry_id, type, role, ts, body, tsv)
+    SELECT u.t, u.s, u.p, u.pa, u.c, u.e, u.ty, u.r, u.ts, u.b, to_tsvector('ss_search', u.b)
+    FROM unnest($1::text[], $2::text[], $3::int[], $4::smallint[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
+      AS u (t, s, p, pa, c, e, ty, r, ts, b)
+    ON CONFLICT (tenant, session, pos, part, chunk) DO NOTHING`, rows.columns())
+}
+
+/** The rows of documents, column by column. Client text goes in as JSON (NUL and lone surrogates kept). */
+class Rows {
+  readonly tenant: string[] = []
+  readonly session: string[] = []
+  readonly pos: number[] = []
+  readonly part: number[] = []
+  readonly chunk: number[] = []
+  readonly entry: Array<string | null> = []
+  readonly type: string[] = []
+  readonly role: Array<string | null> = []
+  readonly ts: string[] = []
+  readonly body: string[] = []
+
+  add (at: { tenant: string, session: string, pos: number }, docs: readonly SearchDoc[]): void {
+    for (const doc of docs) {
+      chunksOf(doc.text).forEach((body, chunk) => {
+        this.tenant.push(at.tenant)
+        this.session.push(at.session)
+        this.pos.push(at.pos)
+        this.part.push(doc.part)
+        this.chunk.push(chunk)
+        this.entry.push(doc.entryId === null ? null : JSON.stringify(doc.entryId))
+        this.type.push(JSON.stringify(doc.type))
+        this.role.push(doc.role === null ? null : JSON.stringify(doc.role))
+        this.ts.push(JSON.stringify(doc.timestamp))
+        this.body.push(body)
+      })
+    }
+  }
+
+  columns (): unknown[] {
+    return [this.tenant, this.session, this.pos, this.part, this.chunk, this.entry, this.type, this.role, this.ts, this.body]
+  }
+}

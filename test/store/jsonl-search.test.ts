@@ -1,0 +1,100 @@
+/**
+ * The disk store's search index (src/storage/jsonl/search-index.ts) beyond the contract: built
+ * again when missing, damaged or kept stale, from the files an agent wrote too; the lag shown by
+ * the gauges while changes wait; and a failing index that never costs an append.
+ */
+import Database from 'better-sqlite3'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { renderMetrics } from '../../src/metrics/instruments.js'
+import { parseQuery } from '../../src/search/query.js'
+import { FileSessionStorage } from '../../src/storage/index.js'
+import { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
+import { header, item, lines, session, textOf, userLine } from './contract.js'
+
+const dirs: string[] = []
+const tempDir = (): string => { const d = mkdtempSync(join(tmpdir(), 'ss-search-')); dirs.push(d); return d }
+afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
+
+const open = (dir: string, searchIndex = true): JsonlStore => JsonlStore.open({ dataDir: dir, storage: new FileSessionStorage(), searchIndex })
+const hits = async (store: JsonlStore, word: string): Promise<string[]> =>
+  (await store.search('default', { terms: parseQuery(word), thinking: false, offset: 0, limit: 50 })).hits.map((h) => `${h.sessionId}/${h.entryId ?? '-'}`).sort()
+
+/** Waits until the index holds what the store was told (the build at start runs in the background). */
+async function settled (store: JsonlStore, word: string, want: string[]): Promise<void> {
+  for (let i = 0; i < 200 && JSON.stringify(await hits(store, word)) !== JSON.stringify(want); i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  expect(await hits(store, word)).toEqual(want)
+}
+
+function gauge (text: string, name: string): number {
+  return Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.slice(name.length + 1))
+}
+
+describe('the disk search index', () => {
+  it('is built again from the files when missing, damaged, or kept with SEARCH_INDEX off meanwhile', async () => {
+    const dir = tempDir()
+    let store = open(dir)
+    for (let i = 0; i < 3; i++) await (await store.create('default', session(`s${i}`, [userLine('a', `persistent quokka ${i}`)]))).close()
+    await store.close()
+    const index = join(dir, '.session-store', 'index.sqlite')
+    rmSync(index)
+    rmSync(`${index}-wal`, { force: true })
+    // An agent wrote a session while no server ran.
+    mkdirSync(join(dir, 'sessions', '--agent--'), { recursive: true })
+    writeFileSync(join(dir, 'sessions', '--agent--', 'x_agent.jsonl'), `${header('agent', { cwd: '/agent' })}\n${userLine('q', 'quokka from an agent')}\n`)
+    store = open(dir)
+    await settled(store, 'quokka', ['agent/q', 's0/a', 's1/a', 's2/a'])
+    await store.close()
+    writeFileSync(index, 'not a database '.repeat(500))
+    rmSync(`${index}-wal`, { force: true })
+    store = open(dir)
+    await settled(store, 'quokka', ['agent/q', 's0/a', 's1/a', 's2/a'])
+    await store.close()
+    // Off: nothing is indexed, search is refused, and the index is known to be stale.
+    store = open(dir, false)
+    const j = await store.create('default', session('late', [userLine('l', 'quokka added while off')]))
+    await expect(store.search('default', { terms: parseQuery('quokka'), thinking: false, offset: 0, limit: 5 })).rejects.toMatchObject({ code: 'SS_SEARCH_INDEX_OFF', statusCode: 503 })
+    await j.close()
+    await store.close()
+    store = open(dir)
+    await settled(store, 'quokka', ['agent/q', 'late/l', 's0/a', 's1/a', 's2/a'])
+    await store.close()
+  })
+
+  it('shows what waits in ss_search_pending and ss_search_lag_seconds, and catches up', async () => {
+    const dir = tempDir()
+    const store = open(dir)
+    await store.ready()
+    const j = await store.create('default', session('lag', []))
+    const many = Array.from({ length: 20_000 }, (_, i) => userLine(`e${i}`, `entry number ${i} of a long session`))
+    await j.append({ lines: lines(...many), save: true, info: item('lag'), answers: [] })
+    const waiting = (await renderMetrics()).body
+    expect(gauge(waiting, 'ss_search_pending')).toBeGreaterThan(0)
+    expect(gauge(waiting, 'ss_search_lag_seconds')).toBeGreaterThanOrEqual(0)
+    for (let i = 0; i < 500 && gauge((await renderMetrics()).body, 'ss_search_pending') > 0; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+    const after = (await renderMetrics()).body
+    expect(gauge(after, 'ss_search_pending')).toBe(0)
+    expect(gauge(after, 'ss_search_lag_seconds')).toBe(0)
+    expect(await hits(store, '"number 12345"')).toEqual(['lag/e12345'])
+    await j.close()
+    await store.close()
+  })
+
+  it('never costs an append: an index that cannot be written leaves every append stored', async () => {
+    const dir = tempDir()
+    const store = open(dir)
+    await store.ready()
+    const j = await store.create('default', session('safe', []))
+    // Something outside the server broke the index's tables.
+    const db = new Database(join(dir, '.session-store', 'index.sqlite'))
+    db.exec('DROP TABLE search_text')
+    db.close()
+    for (let i = 0; i < 5; i++) expect(await j.append({ lines: lines(userLine(`k${i}`, `kept ${i}`)), save: true, info: item('safe'), answers: [] })).toEqual({ ok: true })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    expect((await textOf(store, 'safe', 'default'))?.split('\n')).toHaveLength(7)
+    await j.close()
+    await store.close()
+  })
+})
