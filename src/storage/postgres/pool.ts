@@ -74,6 +74,10 @@ export function createPool (url: string, options: PoolOptions = {}): pg.Pool {
     keepAlive: true,
   })
   pool.on('error', (err) => { log.warn({ err }, 'An idle database connection failed; the pool opens a new one when needed') })
+  // The pool listens to idle connections only: the loss of one that is held (a transaction's, a
+  // read paged to a slow reader) would be an unhandled `error` event and end the process. It is
+  // an error of the statement that meets it instead, and that connection is then destroyed.
+  pool.on('connect', (client) => { client.on('error', heldConnectionLost) })
   const removers = [
     addGaugeSource('ss_db_pool_total', () => pool.totalCount),
     addGaugeSource('ss_db_pool_idle', () => pool.idleCount),
@@ -92,9 +96,7 @@ export function createPool (url: string, options: PoolOptions = {}): pg.Pool {
 /**
  * Runs `fn` in one transaction on one connection of `pool` (`BEGIN` … `COMMIT`, `ROLLBACK` on a
  * throw); an outage surfaces as `DatabaseUnavailable`. A connection that failed is destroyed,
- * not returned to the pool. While the connection is held, its loss is an error of the statement
- * that meets it: the pool listens to idle connections only, and the `error` event a checked-out
- * client emits when its socket ends would otherwise be unhandled and end the process.
+ * not returned to the pool.
  */
 export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   let client: pg.PoolClient
@@ -104,7 +106,6 @@ export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient)
     throw databaseError(err)
   }
   let broken: unknown
-  client.on('error', ignoreHeld)
   try {
     await client.query('BEGIN')
     const result = await fn(client)
@@ -115,13 +116,12 @@ export async function transaction<T> (pool: pg.Pool, fn: (client: pg.PoolClient)
     else await client.query('ROLLBACK').catch((e: unknown) => { broken = e })
     throw databaseError(err)
   } finally {
-    client.removeListener('error', ignoreHeld)
     client.release(broken instanceof Error ? broken : broken === undefined ? undefined : true)
   }
 }
 
-/** The `error` event of a held connection: the statement that meets the loss fails with it. */
-const ignoreHeld = (): void => {}
+/** The `error` event of a connection: reported by the statement that meets the loss, or by the pool when idle. */
+function heldConnectionLost (): void {}
 
 /** One statement on any connection of `pool`; an outage surfaces as `DatabaseUnavailable`. */
 export async function query<R extends pg.QueryResultRow = pg.QueryResultRow> (pool: pg.Pool, text: string, values: unknown[] = []): Promise<pg.QueryResult<R>> {
