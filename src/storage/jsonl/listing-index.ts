@@ -14,6 +14,12 @@ import Database from 'better-sqlite3'
 import { rmSync } from 'node:fs'
 import type { ListingItem, ListKey, ListPage, ListQuery, RecentItem } from '../store.js'
 
+/**
+ * How long changes wait to be written together. Every read writes what waits first, and the
+ * files stay the truth: a crash meanwhile is made good by the check against the files at start.
+ */
+const FLUSH_MS = 50
+
 /** Bumped when the tables change: an index of another version is rebuilt from the files. */
 const SCHEMA_VERSION = 1
 
@@ -291,14 +297,14 @@ export class ListingIndex {
   #schedule (): void {
     if (this.#scheduled) return
     this.#scheduled = true
-    setImmediate(() => {
+    setTimeout(() => {
       this.#scheduled = false
       try {
         this.flush()
       } catch {
         // A failing index write is tried again with the next change or read; the files stay the truth.
       }
-    })
+    }, FLUSH_MS).unref()
   }
 }
 
