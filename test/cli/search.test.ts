@@ -68,7 +68,7 @@ describe('session-store reindex', () => {
     await store.close()
     expect((await hitsOf('marmot')).sort()).toEqual(['r0', 'r1', 'r2'])
     // An index that lost its documents but still says it holds every session.
-    const db = new Database(join(dir, '.session-store', 'index.sqlite'))
+    const db = new Database(join(dir, '.session-store', 'search.sqlite'))
     db.exec('DELETE FROM search_docs; DELETE FROM search_text;')
     db.close()
     expect(await hitsOf('marmot')).toEqual([])

@@ -52,6 +52,15 @@ describe('the disk search index', () => {
     store = open(dir)
     await settled(store, 'quokka', ['agent/q', 's0/a', 's1/a', 's2/a'])
     await store.close()
+    // The search index's own file, gone or damaged.
+    const searchFile = join(dir, '.session-store', 'search.sqlite')
+    for (const damage of [() => { rmSync(searchFile) }, () => { writeFileSync(searchFile, 'not a database '.repeat(500)) }]) {
+      damage()
+      rmSync(`${searchFile}-wal`, { force: true })
+      store = open(dir)
+      await settled(store, 'quokka', ['agent/q', 's0/a', 's1/a', 's2/a'])
+      await store.close()
+    }
     // Off: nothing is indexed, search is refused, and the index is known to be stale.
     store = open(dir, false)
     const j = await store.create('default', session('late', [userLine('l', 'quokka added while off')]))
@@ -88,7 +97,7 @@ describe('the disk search index', () => {
     await store.ready()
     const j = await store.create('default', session('safe', []))
     // Something outside the server broke the index's tables.
-    const db = new Database(join(dir, '.session-store', 'index.sqlite'))
+    const db = new Database(join(dir, '.session-store', 'search.sqlite'))
     db.exec('DROP TABLE search_text')
     db.close()
     for (let i = 0; i < 5; i++) expect(await j.append({ lines: lines(userLine(`k${i}`, `kept ${i}`)), save: true, info: item('safe'), answers: [] })).toEqual({ ok: true })

@@ -86,7 +86,8 @@ export class JsonlStore implements SessionStore {
     if (file !== ':memory:') this.#storage.ensureDirSync(dirname(file))
     const opened = ListingIndex.open(file)
     this.#index = opened.index
-    this.#search = new JsonlSearch(this.#index.database, this.#log, options.searchIndex !== false)
+    const searchFile = file === ':memory:' ? file : join(dirname(file), 'search.sqlite')
+    this.#search = new JsonlSearch(this.#index.database, searchFile, this.#log, options.searchIndex !== false)
     const closedAt = this.#index.takeClosedMark()
     for (const { tenant, id } of this.#index.dropUnsaved()) this.#search.index.remove(tenant, id)
     this.#version = this.#index.maxVersion()
@@ -253,7 +254,7 @@ export class JsonlStore implements SessionStore {
   async search (tenant: string, query: SearchQuery): Promise<SearchPage> {
     if (!this.#checked) await this.#reconciled
     this.#index.flush() // the listing rows a search joins
-    return this.#search.search(tenant, query)
+    return await this.#search.search(tenant, query)
   }
 
   async reindex (progress: ReindexProgress): Promise<void> {
@@ -290,7 +291,7 @@ export class JsonlStore implements SessionStore {
     await this.#search.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     if (this.#complete) this.#index.markClosed(Date.now())
-    this.#search.index.close()
+    await this.#search.index.close()
     this.#index.close()
   }
 

@@ -227,13 +227,13 @@ export async function rebuildSearch (ctx: ReconcileContext, stopped: () => boole
     for (let tries = 0; tries < 3; tries++) {
       if (stopped()) return false
       // What waits to be indexed bounds the memory a rebuild holds.
-      while (ctx.search.pending > 50_000) await turn()
+      if (ctx.search.pending > 50_000) await ctx.search.flushed()
       const path = ctx.abs(file.path)
       const text = await ctx.storage.readText(path).catch(() => undefined)
       if (text === undefined || searchFile(ctx, file.tenant, file.id, path, text)) break
     }
     if ((i + 1) % 100 === 0 || i + 1 === files.length) progress(i + 1, files.length)
   }
-  while (ctx.search.pending > 0 && !stopped()) await turn()
+  await ctx.search.flushed()
   return !stopped()
 }

@@ -31,8 +31,9 @@ export class JsonlSearch {
   /** Resolves once the build at start is over (at once when none was needed). */
   done: Promise<void> = Promise.resolve()
 
-  constructor (db: Database.Database, log: Logger, enabled: boolean) {
-    this.index = new SearchIndex(db, log, enabled)
+  /** Over the listing's connection `db`, the index in `file` (`:memory:` for one in memory). */
+  constructor (db: Database.Database, file: string, log: Logger, enabled: boolean) {
+    this.index = new SearchIndex(db, file, log, enabled)
     this.#enabled = enabled
     this.#needed = enabled && !this.index.complete()
     if (this.#needed) this.index.clear()
@@ -51,9 +52,9 @@ export class JsonlSearch {
   }
 
   /** One page of hits; `SearchIndexOff` (503) with `SEARCH_INDEX=0`. */
-  search (tenant: string, query: SearchQuery): SearchPage {
+  async search (tenant: string, query: SearchQuery): Promise<SearchPage> {
     if (!this.#enabled) throw new SearchIndexOff()
-    return this.index.search(tenant, query)
+    return await this.index.search(tenant, query)
   }
 
   /** Builds the index anew (or waits for the build running since start), `progress` told as it goes. */

@@ -1,31 +1,35 @@
 /**
- * The search index of the JSONL store: SQLite FTS5 (unicode61, diacritics folded) in the
- * database of the listing index (listing-index.ts), so that a search joins the sessions' listing
- * rows: a removed session's hits are gone at once, and a hit shows the session's title and cwd
- * as they are now. Derived from the files like the listing rows, and rebuilt from them when
- * missing, damaged or of another version (jsonl-store.ts).
+ * The search index of the JSONL store: SQLite FTS5 (unicode61, diacritics folded) in
+ * `search.sqlite` beside the listing index (listing-index.ts), attached to the listing's
+ * connection as `search`, so that a search joins the sessions' listing rows: a removed
+ * session's hits are gone at once, and a hit shows the session's title and cwd as they are now.
+ * Derived from the files like the listing rows, and rebuilt from them when missing, damaged or of
+ * another version (search-build.ts).
  *
  * Changes are queued as the journals make them durable, in order, and indexed off the append's
- * path, `BATCH_MS` later in one batch: a turn of the event loop indexes queued changes for at
- * most `TURN_MS`, in one transaction, parsing each line once (src/search/extract.ts). A query
- * ranks the newest `CANDIDATES` matches (FTS5 walks a term's matches newest first), so that a
- * word in every entry costs no more than a rarer one. A search first indexes what waits
- * when that is little (`CATCH_UP_LINES`), so it sees every change made before it; the gauges
- * `ss_search_lag_seconds` and `ss_search_pending` show what waits. A failing index write is
- * logged and dropped: it never touches the files, and the next rebuild repairs the index.
+ * path: `BATCH_MS` later, in one batch, by the search worker (search-worker.ts), a thread of its
+ * own that parses each line once and writes the index, so the server's thread does neither. An
+ * index kept in memory is written in the server's thread instead, at most `TURN_MS` per turn of
+ * the event loop. A query ranks the newest `CANDIDATES` matches (FTS5 walks a term's matches
+ * newest first), so that a word in every entry costs no more than a rarer one. A search first
+ * waits for what is queued when that is little (`CATCH_UP_LINES`), so it sees every change made
+ * before it; the gauges `ss_search_lag_seconds` and `ss_search_pending` show what waits. A
+ * failing index write is logged and dropped: it never touches the files, and the index is
+ * marked for a rebuild at the next start.
  */
 import type Database from 'better-sqlite3'
+import { rmSync } from 'node:fs'
+import { Worker } from 'node:worker_threads'
 import { addGaugeSource } from '../../metrics/instruments.js'
-import { docsOfLine, PART_TEXT, type SearchDoc } from '../../search/extract.js'
+import { PART_TEXT } from '../../search/extract.js'
 import { ELLIPSIS, MARK_END, MARK_START, readableSnippet } from '../../search/text.js'
 import type { Logger } from '../../session/logger.js'
 import type { ListingItem, SearchHit, SearchPage, SearchQuery, SearchTerm } from '../store.js'
+import { linesOf, searchSchema, SEARCH_VERSION, SearchWriter, type SearchChange } from './search-writer.js'
 
-/** Bumped when what the index holds changes: an index of another version is built anew. */
-export const SEARCH_VERSION = 1
-/** Time a turn of the event loop spends indexing at most, ms. */
+/** Time a turn of the event loop spends indexing at most, ms (an index in memory). */
 const TURN_MS = 20
-/** A search indexes what waits first when it is at most this many lines. */
+/** A search waits for what is queued first when it is at most this many lines. */
 const CATCH_UP_LINES = 5000
 /** Tokens of a snippet. */
 const SNIPPET_TOKENS = 24
@@ -34,25 +38,99 @@ const BATCH_MS = 100
 /** Matches ranked at most: the newest ones (README "Search"). */
 export const CANDIDATES = 2000
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS search_docs (
-  rowid INTEGER PRIMARY KEY,
-  tenant TEXT NOT NULL,
-  session TEXT NOT NULL,
-  entry TEXT,
-  type TEXT NOT NULL,
-  role TEXT,
-  ts TEXT NOT NULL,
-  part INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS search_docs_session ON search_docs (tenant, session);
-CREATE VIRTUAL TABLE IF NOT EXISTS search_text USING fts5 (body, tokenize = 'unicode61 remove_diacritics 2');
-`
+/** Where batches of changes are applied: the worker, or a writer in this thread. */
+interface Sink {
+  /** Applies `changes` in order; rejects when that failed. */
+  send(changes: SearchChange[]): Promise<void>
+  close(): Promise<void>
+}
 
-type Change =
-  | { kind: 'append' | 'replace', tenant: string, id: string, lines: readonly string[], at: number }
-  | { kind: 'head', tenant: string, id: string, lines: readonly string[], at: number }
-  | { kind: 'remove', tenant: string, id: string, at: number }
+/** The writer in this thread, at most `TURN_MS` per turn of the event loop. */
+function inThread (writer: SearchWriter): Sink {
+  return {
+    send: async (changes) => {
+      for (let at = 0; at < changes.length;) {
+        at = writer.apply(changes, at, performance.now() + TURN_MS)
+        if (at < changes.length) await new Promise((resolve) => setImmediate(resolve))
+      }
+    },
+    close: async () => {},
+  }
+}
+
+/**
+ * The search worker on `file`; should it end, the batches go to `fallback` (a writer in this
+ * thread) from then on.
+ */
+function inWorker (file: string, log: Logger, fallback: () => Sink): Sink {
+  const worker = startWorker(file)
+  const waiting = new Map<number, { resolve: () => void, reject: (err: Error) => void }>()
+  let sent = 0
+  let gone: Sink | undefined
+  const end = (err: Error): void => {
+    gone ??= fallback()
+    for (const w of waiting.values()) w.reject(err)
+    waiting.clear()
+  }
+  worker.on('message', (m: { done: number, error?: string }) => {
+    const w = waiting.get(m.done)
+    waiting.delete(m.done)
+    if (m.error === undefined) w?.resolve()
+    else w?.reject(new Error(m.error))
+  })
+  worker.on('error', (err) => {
+    log.error({ err }, 'The search worker failed; indexing goes on in the server\'s thread')
+    end(err)
+  })
+  worker.on('exit', () => { end(new Error('The search worker has ended')) })
+  return {
+    send: async (changes) => {
+      if (gone !== undefined) return await gone.send(changes)
+      const done = ++sent
+      await new Promise<void>((resolve, reject) => {
+        waiting.set(done, { resolve, reject })
+        worker.postMessage({ done, changes })
+      })
+    },
+    close: async () => {
+      if (gone !== undefined) return
+      gone = { send: async () => {}, close: async () => {} }
+      const exited = new Promise((resolve) => worker.once('exit', resolve))
+      worker.postMessage({ close: true })
+      await exited
+    },
+  }
+}
+
+/** Compiled, the worker is the .js file beside this one; run from the sources (the tests), the .ts one through tsx. */
+function startWorker (file: string): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./search-worker.js', import.meta.url), { workerData: { file } })
+  const source = JSON.stringify(new URL('./search-worker.ts', import.meta.url).href)
+  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${source}) })`
+  return new Worker(code, { eval: true, workerData: { file } })
+}
+
+/**
+ * Attaches the search database at `file` (`:memory:` for one in memory) to `db` as `search`,
+ * made anew when it cannot be opened; the tables of an index kept in the listing's own database
+ * (before it had a file of its own) are dropped.
+ */
+function attach (db: Database.Database, file: string): void {
+  db.exec('DROP TABLE IF EXISTS main.search_text; DROP TABLE IF EXISTS main.search_docs')
+  db.prepare("DELETE FROM main.marks WHERE name = 'search'").run()
+  try {
+    db.prepare('ATTACH DATABASE ? AS search').run(file)
+    if (file !== ':memory:') db.pragma('search.journal_mode = WAL')
+    db.exec(searchSchema('search'))
+  } catch {
+    if (db.prepare("SELECT 1 FROM pragma_database_list WHERE name = 'search'").get() !== undefined) db.exec('DETACH DATABASE search')
+    for (const suffix of ['', '-wal', '-shm']) rmSync(file + suffix, { force: true })
+    db.prepare('ATTACH DATABASE ? AS search').run(file)
+    db.pragma('search.journal_mode = WAL')
+    db.exec(searchSchema('search'))
+  }
+  if (file !== ':memory:') db.pragma('search.synchronous = NORMAL')
+}
 
 /** A search's MATCH expression: each term one FTS5 string (a phrase when it has several words). */
 export function matchOf (terms: readonly SearchTerm[]): string {
@@ -66,84 +144,93 @@ export class SearchIndex {
   readonly #db: Database.Database
   readonly #log: Logger
   readonly #enabled: boolean
-  readonly #queue: Change[] = []
-  #head = 0
-  #lines = 0
-  #scheduled = false
+  readonly #sink: Sink
+  /** Changes not yet handed to the sink, and their lines. */
+  #queue: SearchChange[] = []
+  #queued = 0
+  /** When the oldest change of the queue was queued (undefined: none waits). */
+  #queuedAt: number | undefined
+  /** Lines of the batch being applied, and when its oldest change was queued. */
+  #sending = 0
+  #sendingAt: number | undefined
+  #timer: NodeJS.Timeout | undefined
+  #pumping: Promise<void> | undefined
   #closed = false
-  readonly #statements
   readonly #gauges: Array<() => void>
 
-  /** Opens the search tables in `db`; `enabled` false: changes are not indexed (and the index is marked stale). */
-  constructor (db: Database.Database, log: Logger, enabled: boolean) {
+  /**
+   * The index in `file` (`:memory:`: in memory, written in this thread), attached to the
+   * listing's connection `db`; `enabled` false: changes are not indexed (and the index is marked
+   * stale).
+   */
+  constructor (db: Database.Database, file: string, log: Logger, enabled: boolean) {
     this.#db = db
     this.#log = log
     this.#enabled = enabled
-    db.exec(SCHEMA)
+    attach(db, file)
+    const here = (): Sink => inThread(new SearchWriter(db, 'search'))
+    this.#sink = file === ':memory:' || !enabled ? here() : inWorker(file, log, here)
     if (!enabled) this.markStale()
-    this.#statements = {
-      doc: db.prepare('INSERT INTO search_docs (tenant, session, entry, type, role, ts, part) VALUES (?, ?, ?, ?, ?, ?, ?)'),
-      text: db.prepare('INSERT INTO search_text (rowid, body) VALUES (?, ?)'),
-      dropText: db.prepare('DELETE FROM search_text WHERE rowid IN (SELECT rowid FROM search_docs WHERE tenant = ? AND session = ?)'),
-      dropDocs: db.prepare('DELETE FROM search_docs WHERE tenant = ? AND session = ?'),
-      dropTitleText: db.prepare("DELETE FROM search_text WHERE rowid IN (SELECT rowid FROM search_docs WHERE tenant = ? AND session = ? AND type = 'session')"),
-      dropTitleDocs: db.prepare("DELETE FROM search_docs WHERE tenant = ? AND session = ? AND type = 'session'"),
-      mark: db.prepare("SELECT value FROM marks WHERE name = 'search'"),
-    }
     this.#gauges = [
-      addGaugeSource('ss_search_pending', () => this.#lines),
-      addGaugeSource('ss_search_lag_seconds', () => this.#head < this.#queue.length ? (Date.now() - (this.#queue[this.#head] as Change).at) / 1000 : 0),
+      addGaugeSource('ss_search_pending', () => this.pending),
+      addGaugeSource('ss_search_lag_seconds', () => {
+        const oldest = this.#sendingAt ?? this.#queuedAt
+        return oldest === undefined ? 0 : (Date.now() - oldest) / 1000
+      }),
     ]
   }
 
   /** The index holds every stored session (built whole, of this version, and kept since). */
   complete (): boolean {
-    return (this.#statements.mark.get() as { value: number } | undefined)?.value === SEARCH_VERSION
+    return (this.#db.prepare("SELECT value FROM search.search_marks WHERE name = 'complete'").get() as { value: number } | undefined)?.value === SEARCH_VERSION
   }
 
-  /** Records that the index holds every stored session. */
-  markComplete (): void {
-    this.#db.prepare("INSERT OR REPLACE INTO marks (name, value) VALUES ('search', ?)").run(SEARCH_VERSION)
-  }
+  /** Records, after every change queued before, that the index holds every stored session. */
+  markComplete (): void { this.#push({ kind: 'complete' }, true) }
 
   /** Records that the index misses changes: the next start builds it anew. */
-  markStale (): void {
-    this.#db.prepare("DELETE FROM marks WHERE name = 'search'").run()
-  }
+  markStale (): void { this.#push({ kind: 'stale' }, true) }
 
-  /** Empties the index (a rebuild starts with this). */
+  /** Empties the index, which then misses every session (a rebuild starts with this); what was queued is dropped. */
   clear (): void {
-    this.#queue.length = 0
-    this.#head = 0
-    this.#lines = 0
-    this.#db.exec('DELETE FROM search_docs; DELETE FROM search_text;')
+    this.#queue = []
+    this.#queued = 0
+    this.#queuedAt = undefined
+    this.#push({ kind: 'clear' }, true)
   }
 
   /** Lines appended to a session (after they are stored). */
   append (tenant: string, id: string, lines: readonly string[]): void {
-    this.#push({ kind: 'append', tenant, id, lines, at: Date.now() })
+    this.#push({ kind: 'append', tenant, id, lines })
   }
 
   /** A session's whole text now: every earlier document of it goes. */
   replace (tenant: string, id: string, lines: readonly string[]): void {
-    this.#push({ kind: 'replace', tenant, id, lines, at: Date.now() })
+    this.#push({ kind: 'replace', tenant, id, lines })
   }
 
   /** A session's new header (its title). */
   head (tenant: string, id: string, header: string): void {
-    this.#push({ kind: 'head', tenant, id, lines: [header], at: Date.now() })
+    this.#push({ kind: 'head', tenant, id, lines: [header] })
   }
 
   remove (tenant: string, id: string): void {
-    this.#push({ kind: 'remove', tenant, id, at: Date.now() })
+    this.#push({ kind: 'remove', tenant, id })
   }
 
   /** Lines waiting to be indexed. */
-  get pending (): number { return this.#lines }
+  get pending (): number { return this.#queued + this.#sending }
+
+  /** Resolves once every change queued before the call is applied (or failed). */
+  async flushed (): Promise<void> {
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    while (this.#queue.length > 0 || this.#pumping !== undefined) await this.#pump()
+  }
 
   /** One page of hits (src/storage/store.ts `search`). */
-  search (tenant: string, q: SearchQuery): SearchPage {
-    if (this.#lines <= CATCH_UP_LINES) this.drain(Infinity)
+  async search (tenant: string, q: SearchQuery): Promise<SearchPage> {
+    if (this.pending <= CATCH_UP_LINES) await this.flushed()
     const where = ['search_text MATCH @match', 'd.tenant = @tenant']
     const params: Record<string, unknown> = { match: matchOf(q.terms), tenant, limit: q.limit + 1, offset: q.offset }
     if (!q.thinking) where.push(`d.part = ${PART_TEXT}`)
@@ -168,77 +255,48 @@ export class SearchIndex {
     return { hits: rows.slice(0, q.limit).map(hitOf), more: rows.length > q.limit }
   }
 
-  /** Indexes what waits, for at most `ms` (all of it with `Infinity`). */
-  drain (ms = TURN_MS): void {
-    if (this.#closed || this.#head >= this.#queue.length) return
-    const until = performance.now() + ms
-    try {
-      this.#db.transaction(() => {
-        do this.#apply(this.#queue[this.#head++] as Change)
-        while (this.#head < this.#queue.length && performance.now() < until)
-      })()
-    } catch (err) {
-      this.#log.error({ err }, 'Indexing sessions for search failed; the index is rebuilt at the next start')
-      try {
-        this.markStale()
-      } catch {
-        // The database takes no write at all (a full disk): it is checked, and rebuilt, at the next start.
-      }
-    }
-    if (this.#head >= this.#queue.length) {
-      this.#queue.length = 0
-      this.#head = 0
-      this.#lines = 0
-    } else if (this.#head > 1024) {
-      this.#queue.splice(0, this.#head)
-      this.#head = 0
-    }
-  }
-
-  close (): void {
-    this.drain(Infinity)
+  /** Applies what is queued, then stops the worker. */
+  async close (): Promise<void> {
+    if (this.#closed) return
+    await this.flushed()
     this.#closed = true
     for (const stop of this.#gauges) stop()
+    await this.#sink.close()
   }
 
-  #push (change: Change): void {
-    if (!this.#enabled || this.#closed) return
+  /** Queues `change`; a mark (`always`) is queued even with indexing off. */
+  #push (change: SearchChange, always = false): void {
+    if ((!this.#enabled && !always) || this.#closed) return
     this.#queue.push(change)
-    this.#lines += change.kind === 'remove' ? 1 : change.lines.length
-    this.#schedule()
+    this.#queued += linesOf(change)
+    this.#queuedAt ??= Date.now()
+    this.#timer ??= setTimeout(() => {
+      this.#timer = undefined
+      void this.#pump()
+    }, this.#queued > CATCH_UP_LINES ? 0 : BATCH_MS)
   }
 
-  #apply (change: Change): void {
-    const s = this.#statements
-    const session = JSON.stringify(change.id)
-    this.#lines -= change.kind === 'remove' ? 1 : change.lines.length
-    if (change.kind === 'remove' || change.kind === 'replace') {
-      s.dropText.run(change.tenant, session)
-      s.dropDocs.run(change.tenant, session)
-    } else if (change.kind === 'head') {
-      s.dropTitleText.run(change.tenant, session)
-      s.dropTitleDocs.run(change.tenant, session)
-    }
-    if (change.kind === 'remove') return
-    for (const line of change.lines) {
-      for (const doc of docsOfLine(line)) this.#insert(change.tenant, session, doc)
-    }
-  }
-
-  #insert (tenant: string, session: string, doc: SearchDoc): void {
-    const entry = doc.entryId === null ? null : JSON.stringify(doc.entryId)
-    const { lastInsertRowid } = this.#statements.doc.run(tenant, session, entry, doc.type, doc.role, doc.timestamp, doc.part)
-    this.#statements.text.run(lastInsertRowid, doc.text)
-  }
-
-  #schedule (): void {
-    if (this.#scheduled) return
-    this.#scheduled = true
-    setTimeout(() => {
-      this.#scheduled = false
-      this.drain()
-      if (this.#head < this.#queue.length) this.#schedule()
-    }, this.#lines > CATCH_UP_LINES ? 0 : BATCH_MS)
+  /** Hands what is queued to the sink, batch after batch, until nothing is queued. */
+  #pump (): Promise<void> {
+    this.#pumping ??= (async () => {
+      while (this.#queue.length > 0) {
+        const batch = this.#queue
+        this.#queue = []
+        this.#sending = this.#queued
+        this.#sendingAt = this.#queuedAt
+        this.#queued = 0
+        this.#queuedAt = undefined
+        try {
+          await this.#sink.send(batch)
+        } catch (err) {
+          this.#log.error({ err }, 'Indexing sessions for search failed; the index is rebuilt at the next start')
+          if (batch.some((c) => c.kind !== 'stale')) this.#queue.unshift({ kind: 'stale' })
+        }
+        this.#sending = 0
+        this.#sendingAt = undefined
+      }
+    })().finally(() => { this.#pumping = undefined })
+    return this.#pumping
   }
 }
 
