@@ -152,7 +152,7 @@ async function linesOf (core: RegistryCore, entries: readonly SessionEntryBase[]
   const texts: Array<string | undefined> = []
   for (const entry of entries) {
     const form = storedForm(entry as FileRecord)
-    const line = (form?.line ?? serializeRecord(await prepareRecordForWrite(entry as FileRecord, core.blobs))).slice(0, -1)
+    const line = form?.line ?? serializeRecord(await prepareRecordForWrite(entry as FileRecord, core.blobs)).slice(0, -1)
     lines.push({ id: entry.id, line })
     texts.push(form?.same === true ? line : undefined)
   }

@@ -56,13 +56,14 @@ export function storedLineSync (record: FileRecord): string | undefined {
 }
 
 /**
- * `storedLineSync`, also telling whether the stored form is `record` itself (nothing in it was
- * cut, removed or externalized): the line is then `JSON.stringify(record)` plus `"\n"`.
+ * The stored line of `record` without its `"\n"`, when storing it needs no blob to be put first,
+ * also telling whether the stored form is `record` itself (nothing in it was cut, removed or
+ * externalized): the line is then `JSON.stringify(record)`.
  */
 export function storedForm (record: FileRecord): { line: string, same: boolean } | undefined {
   const pending: PendingBlobs = new Map()
   const stored = transformObject(record, pending)
-  return pending.size > 0 ? undefined : { line: serializeRecord(stored), same: stored === record }
+  return pending.size > 0 ? undefined : { line: stringifyJson(stored) as string, same: stored === record }
 }
 
 /**

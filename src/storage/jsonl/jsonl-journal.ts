@@ -95,7 +95,7 @@ export class JsonlJournal implements Journal {
           this.#torn = false
         }
         if (this.#held !== undefined) this.#prefix.reset(text)
-        else this.#prefix.grow(textOf(lines))
+        else this.#prefix.grow(text)
         this.#held = undefined
         this.#row.size += Buffer.byteLength(text, 'utf8')
       }
