@@ -2,9 +2,9 @@
  * `session-store import <file.jsonl…>` and `session-store export <id>`: moving session files in
  * and out of a server or a DATA_DIR (API.md "Sessions": import, export).
  */
-import { randomBytes } from 'node:crypto'
-import { readFile, rename, rm, writeFile } from 'node:fs/promises'
-import { basename, dirname, join, resolve } from 'node:path'
+import { readFile } from 'node:fs/promises'
+import { basename, resolve } from 'node:path'
+import { writeAtomically } from './agent-files.js'
 import { codeOf, EXIT_FAILURE, EXIT_OK, messageOf, stringFlag, writeOut, type Command, type Io } from './args.js'
 import { plural, Reporter } from './progress.js'
 import { TOKEN_ENV } from './remote.js'
@@ -103,20 +103,8 @@ ${TARGET_ENV_HELP}
       await writeOut(io.stdout, bytes)
       return EXIT_OK
     }
-    await writeFileAtomically(resolve(io.cwd, out), bytes)
+    await writeAtomically(resolve(io.cwd, out), bytes)
     io.stderr.write(`exported ${id as string} to ${out} (${plural(bytes.byteLength, 'byte')})\n`)
     return EXIT_OK
   },
-}
-
-/** Temp file beside `path`, then rename: `path` is either untouched or complete. */
-async function writeFileAtomically (path: string, bytes: Uint8Array): Promise<void> {
-  const temp = join(dirname(path), `.${basename(path)}.${randomBytes(8).toString('hex')}.tmp`)
-  try {
-    await writeFile(temp, bytes, { flush: true })
-    await rename(temp, path)
-  } catch (err) {
-    await rm(temp, { force: true })
-    throw err
-  }
 }

@@ -6,16 +6,12 @@
  * serves again by itself; every acknowledged entry is stored, once, in order; and streams open
  * on both servers all along (resumed with Last-Event-ID when one ends) tell of every entry once.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
-import { startServer, type ServerProcess } from '../../helpers/server-process.js'
-import { TcpProxy } from '../../helpers/tcp-proxy.js'
+import { describe, expect, it } from 'vitest'
+import { pgAvailable } from '../../helpers/pg.js'
 import { assistant, message, user } from '../../http/session-helpers.js'
 import { SseClient } from '../../sse-client.js'
 import { call } from './server-calls.js'
+import { useTwoServers } from './two-servers.js'
 
 /** A's DATABASE_TIMEOUT_MS. */
 const TIMEOUT_MS = 1000
@@ -76,27 +72,7 @@ class ResumingStream {
 type Fault = 'stall' | 'drop' | 'reset' | 'halfClose'
 
 describe.runIf(pgAvailable)('faults between a server and its database', () => {
-  let db: TestDatabase
-  let proxy: TcpProxy
-  let a: ServerProcess
-  let b: ServerProcess
-  const dirs: string[] = []
-  const freshDir = (): string => { const d = mkdtempSync(join(tmpdir(), 'ss-pg-faults-')); dirs.push(d); return d }
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    const url = new URL(db.url)
-    proxy = await TcpProxy.start(url.hostname, Number(url.port || 5432))
-    a = await startServer({ DATA_DIR: freshDir(), STORAGE: 'postgres', DATABASE_URL: proxy.via(db.url), DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) })
-    b = await startServer({ DATA_DIR: freshDir(), STORAGE: 'postgres', DATABASE_URL: db.url })
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const s of [a, b]) if (s !== undefined && s.child.exitCode === null) { s.child.kill('SIGKILL'); await s.exited }
-    await proxy?.close()
-    await db?.drop()
-    for (const d of dirs) rmSync(d, { recursive: true, force: true })
-  })
+  const servers = useTwoServers({ proxied: 'a', env: { a: { DATABASE_TIMEOUT_MS: String(TIMEOUT_MS) } } })
 
   /** Appends a user message `text` on `base`; the answer's status, its time and its Retry-After. */
   async function appendText (base: string, id: string, text: string): Promise<{ status: number, ms: number, code?: string, retryAfter?: unknown }> {
@@ -106,28 +82,28 @@ describe.runIf(pgAvailable)('faults between a server and its database', () => {
   }
 
   async function faultRun (fault: Fault): Promise<void> {
-    const created = await call(b.baseUrl, 'POST', '/v1/sessions', { cwd: `/work/fault-${fault}` })
+    const created = await call(servers.b.baseUrl, 'POST', '/v1/sessions', { cwd: `/work/fault-${fault}` })
     expect(created.status).toBe(201)
     const id = created.body.header.id as string
     const entries = `/v1/sessions/${id}/entries`
-    expect((await call(b.baseUrl, 'POST', entries, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
+    expect((await call(servers.b.baseUrl, 'POST', entries, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
     const acked = ['hello']
-    const onA = new ResumingStream(`${a.baseUrl}${entries.replace(/entries$/, 'events')}`)
-    const onB = new ResumingStream(`${b.baseUrl}${entries.replace(/entries$/, 'events')}`)
+    const onA = new ResumingStream(`${servers.a.baseUrl}${entries.replace(/entries$/, 'events')}`)
+    const onB = new ResumingStream(`${servers.b.baseUrl}${entries.replace(/entries$/, 'events')}`)
     await onA.start()
     await onB.start()
     try {
       for (let i = 0; i < 3; i++) {
-        const before = await appendText(a.baseUrl, id, `${fault} before ${i}`)
+        const before = await appendText(servers.a.baseUrl, id, `${fault} before ${i}`)
         expect(before.status).toBe(201)
         acked.push(`${fault} before ${i}`)
       }
 
-      proxy[fault]()
+      servers.proxy[fault]()
       const during: number[] = []
       for (let i = 0; i < 4; i++) {
         const text = `${fault} during ${i}`
-        const answer = await appendText(a.baseUrl, id, text)
+        const answer = await appendText(servers.a.baseUrl, id, text)
         during.push(answer.status)
         expect(answer.ms, `${text}: ${answer.status}`).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS)
         if (answer.status === 201) acked.push(text)
@@ -140,30 +116,30 @@ describe.runIf(pgAvailable)('faults between a server and its database', () => {
       // A stalled network answers nothing: every append in it runs out of time.
       if (fault === 'stall') expect(during).toEqual([503, 503, 503, 503])
       // Meanwhile B, on a network of its own, goes on.
-      expect((await appendText(b.baseUrl, id, `${fault} on B during`)).status).toBe(201)
+      expect((await appendText(servers.b.baseUrl, id, `${fault} on B during`)).status).toBe(201)
       acked.push(`${fault} on B during`)
-      proxy.restore()
+      servers.proxy.restore()
 
       // A serves again by itself, within a few timeouts.
       const deadline = Date.now() + 10 * TIMEOUT_MS
       for (let i = 0; ; i++) {
         const text = `${fault} after ${i}`
-        const answer = await appendText(a.baseUrl, id, text)
+        const answer = await appendText(servers.a.baseUrl, id, text)
         expect(answer.ms).toBeLessThanOrEqual(TIMEOUT_MS + SLACK_MS)
         if (answer.status === 201) { acked.push(text); break }
         expect(answer.status).toBe(503)
         expect(Date.now()).toBeLessThan(deadline)
         await new Promise((resolve) => setTimeout(resolve, 100))
       }
-      for (const base of [a.baseUrl, b.baseUrl, a.baseUrl]) {
-        const text = `${fault} last on ${base === a.baseUrl ? 'A' : 'B'} ${acked.length}`
+      for (const base of [servers.a.baseUrl, servers.b.baseUrl, servers.a.baseUrl]) {
+        const text = `${fault} last on ${base === servers.a.baseUrl ? 'A' : 'B'} ${acked.length}`
         expect((await appendText(base, id, text)).status).toBe(201)
         acked.push(text)
       }
 
       // Every acknowledged entry is stored, once, in the order acknowledged; nothing else but
       // appends whose answer was a timeout (their fate was unknown to the client).
-      const stored = (await call(b.baseUrl, 'GET', `${entries}?limit=1000`)).body.entries as Array<{ id: string, parentId: string | null, message?: { content: unknown } }>
+      const stored = (await call(servers.b.baseUrl, 'GET', `${entries}?limit=1000`)).body.entries as Array<{ id: string, parentId: string | null, message?: { content: unknown } }>
       const texts = stored.map((e) => JSON.stringify(e.message?.content))
       const ackedTexts = acked.map((t) => JSON.stringify(user(t).content))
       expect(texts.filter((t) => ackedTexts.includes(t))).toEqual(ackedTexts)
@@ -198,20 +174,20 @@ describe.runIf(pgAvailable)('faults between a server and its database', () => {
   }, 60_000)
 
   it('a stall longer than the heartbeat: A gives its LISTEN connection up, and hears of B again once the network is back', async () => {
-    const created = await call(b.baseUrl, 'POST', '/v1/sessions', { cwd: '/work/fault-listen' })
+    const created = await call(servers.b.baseUrl, 'POST', '/v1/sessions', { cwd: '/work/fault-listen' })
     const id = created.body.header.id as string
-    expect((await call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
-    const onA = new ResumingStream(`${a.baseUrl}/v1/sessions/${id}/events`)
+    expect((await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, { entries: [message(user('hello')), message(assistant('hi'))] })).status).toBe(201)
+    const onA = new ResumingStream(`${servers.a.baseUrl}/v1/sessions/${id}/events`)
     await onA.start()
     try {
       await onA.waitForCount(2)
-      const gaveUp = (): number => a.output.filter((line) => line.includes('The LISTEN connection stopped answering')).length
+      const gaveUp = (): number => servers.a.output.filter((line) => line.includes('The LISTEN connection stopped answering')).length
       const before = gaveUp()
-      proxy.stall()
+      servers.proxy.stall()
       await new Promise((resolve) => setTimeout(resolve, 3 * TIMEOUT_MS))
       // What B appends while A's connections hang is not heard by A now...
-      for (let i = 0; i < 3; i++) expect((await appendText(b.baseUrl, id, `while A hangs ${i}`)).status).toBe(201)
-      proxy.restore()
+      for (let i = 0; i < 3; i++) expect((await appendText(servers.b.baseUrl, id, `while A hangs ${i}`)).status).toBe(201)
+      servers.proxy.restore()
       // ...but once the network is back, A's new LISTEN connection reads what it missed.
       await onA.waitForCount(5, 20_000)
       expect(onA.seqs).toEqual([1, 2, 3, 4, 5])

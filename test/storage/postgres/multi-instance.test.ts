@@ -4,16 +4,12 @@
  * refuses writes based on what it no longer holds. Server B reaches the database through a TCP
  * proxy, so that the database can be taken away from it and given back.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createTestDatabase, pgAvailable, type TestDatabase } from '../../helpers/pg.js'
-import { startServer, type ServerProcess } from '../../helpers/server-process.js'
-import { TcpProxy } from '../../helpers/tcp-proxy.js'
+import { describe, expect, it } from 'vitest'
+import { pgAvailable } from '../../helpers/pg.js'
 import { assistant, message, user } from '../../http/session-helpers.js'
 import { SseClient } from '../../sse-client.js'
 import { call } from './server-calls.js'
+import { useTwoServers } from './two-servers.js'
 
 /** A saved session made on `base`: a user and an assistant message. */
 async function savedSession (base: string, cwd = '/work/p'): Promise<string> {
@@ -36,34 +32,14 @@ function expectChain (entries: Array<{ id: string, parentId: string | null }>): 
 }
 
 describe.runIf(pgAvailable)('two servers on one database', () => {
-  let db: TestDatabase
-  let proxy: TcpProxy
-  let a: ServerProcess
-  let b: ServerProcess
-  const dirs: string[] = []
-  const freshDir = (): string => { const d = mkdtempSync(join(tmpdir(), 'ss-pg-multi-')); dirs.push(d); return d }
-
-  beforeAll(async () => {
-    db = await createTestDatabase()
-    const url = new URL(db.url)
-    proxy = await TcpProxy.start(url.hostname, Number(url.port || 5432))
-    a = await startServer({ DATA_DIR: freshDir(), STORAGE: 'postgres', DATABASE_URL: db.url })
-    b = await startServer({ DATA_DIR: freshDir(), STORAGE: 'postgres', DATABASE_URL: proxy.via(db.url) })
-  }, 60_000)
-
-  afterAll(async () => {
-    for (const s of [a, b]) if (s !== undefined && s.child.exitCode === null) { s.child.kill('SIGKILL'); await s.exited }
-    await proxy?.close()
-    await db?.drop()
-    for (const d of dirs) rmSync(d, { recursive: true, force: true })
-  })
+  const servers = useTwoServers({ proxied: 'b' })
 
   it('an append on A reaches a subscriber on B, in order', async () => {
-    const id = await savedSession(a.baseUrl)
-    const stream = await SseClient.connect(`${b.baseUrl}/v1/sessions/${id}/events`)
+    const id = await savedSession(servers.a.baseUrl)
+    const stream = await SseClient.connect(`${servers.b.baseUrl}/v1/sessions/${id}/events`)
     try {
       expect(stream.statusCode).toBe(200)
-      for (let i = 0; i < 10; i++) expect((await call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`m${i}`)))).status).toBe(201)
+      for (let i = 0; i < 10; i++) expect((await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`m${i}`)))).status).toBe(201)
       await stream.waitFor(() => stream.seqs.length >= 12)
       expect(stream.seqs).toEqual(Array.from({ length: 12 }, (_, i) => i + 1))
     } finally {
@@ -72,33 +48,33 @@ describe.runIf(pgAvailable)('two servers on one database', () => {
   })
 
   it('lists and looks up on B the sessions A made, and an etag of one server holds on the other', async () => {
-    const id = await savedSession(a.baseUrl, '/work/listed')
-    const listed = await call(b.baseUrl, 'GET', `/v1/sessions?cwd=${encodeURIComponent('/work/listed')}`)
+    const id = await savedSession(servers.a.baseUrl, '/work/listed')
+    const listed = await call(servers.b.baseUrl, 'GET', `/v1/sessions?cwd=${encodeURIComponent('/work/listed')}`)
     expect(listed.body.sessions.map((s: { id: string }) => s.id)).toEqual([id])
-    const onA = await call(a.baseUrl, 'GET', `/v1/sessions/${id}`)
-    const onB = await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)
+    const onA = await call(servers.a.baseUrl, 'GET', `/v1/sessions/${id}`)
+    const onB = await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)
     expect(onB.status).toBe(200)
     expect(onB.body.entryCount).toBe(2)
     expect(onB.etag).toBe(onA.etag)
-    expect((await call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('from B')), { 'if-match': onA.etag as string })).status).toBe(201)
+    expect((await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('from B')), { 'if-match': onA.etag as string })).status).toBe(201)
   })
 
   it('a stale If-Match on B after a write on A gets 412', async () => {
-    const id = await savedSession(a.baseUrl)
-    const seen = await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)
-    expect((await call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('on A')))).status).toBe(201)
-    const stale = await call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('on B')), { 'if-match': seen.etag as string })
+    const id = await savedSession(servers.a.baseUrl)
+    const seen = await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)
+    expect((await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('on A')))).status).toBe(201)
+    const stale = await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('on B')), { 'if-match': seen.etag as string })
     expect(stale.status).toBe(412)
-    expect((await entriesOf(b.baseUrl, id)).length).toBe(3)
+    expect((await entriesOf(servers.b.baseUrl, id)).length).toBe(3)
   })
 
   it('20 writers split across A and B give one entry each, contiguous and chained', async () => {
-    const id = await savedSession(a.baseUrl)
-    await call(b.baseUrl, 'GET', `/v1/sessions/${id}`) // both servers hold the session open
+    const id = await savedSession(servers.a.baseUrl)
+    await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`) // both servers hold the session open
     const answers = await Promise.all(Array.from({ length: 20 }, async (_, i) =>
-      await call(i % 2 === 0 ? a.baseUrl : b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`writer ${i}`)))))
+      await call(i % 2 === 0 ? servers.a.baseUrl : servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`writer ${i}`)))))
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(201))
-    for (const base of [a.baseUrl, b.baseUrl]) {
+    for (const base of [servers.a.baseUrl, servers.b.baseUrl]) {
       const entries = await entriesOf(base, id)
       expect(entries).toHaveLength(22)
       expectChain(entries)
@@ -108,43 +84,43 @@ describe.runIf(pgAvailable)('two servers on one database', () => {
   })
 
   it('leaf moves, titles, moves and deletes on A are what B serves', async () => {
-    const id = await savedSession(a.baseUrl)
-    const [first] = await entriesOf(a.baseUrl, id)
-    await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)
-    const moved = await call(a.baseUrl, 'PUT', `/v1/sessions/${id}/leaf`, { leafId: first?.id, durable: true })
+    const id = await savedSession(servers.a.baseUrl)
+    const [first] = await entriesOf(servers.a.baseUrl, id)
+    await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)
+    const moved = await call(servers.a.baseUrl, 'PUT', `/v1/sessions/${id}/leaf`, { leafId: first?.id, durable: true })
     expect(moved.status).toBe(200)
-    expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)).body.leafId).toBe(moved.body.leafId)
-    expect((await call(a.baseUrl, 'PATCH', `/v1/sessions/${id}`, { title: 'Renamed on A' })).status).toBe(200)
-    const titled = await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)
+    expect((await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)).body.leafId).toBe(moved.body.leafId)
+    expect((await call(servers.a.baseUrl, 'PATCH', `/v1/sessions/${id}`, { title: 'Renamed on A' })).status).toBe(200)
+    const titled = await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)
     expect(titled.body.header.title).toBe('Renamed on A')
-    expect(titled.etag).toBe((await call(a.baseUrl, 'GET', `/v1/sessions/${id}`)).etag)
-    expect((await call(a.baseUrl, 'POST', `/v1/sessions/${id}/move`, { cwd: '/work/elsewhere' })).status).toBe(200)
-    expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)).body.header.cwd).toBe('/work/elsewhere')
-    expect((await call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('after the move')))).status).toBe(201)
-    expect((await call(a.baseUrl, 'DELETE', `/v1/sessions/${id}`)).status).toBe(204)
-    expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}`)).status).toBe(404)
+    expect(titled.etag).toBe((await call(servers.a.baseUrl, 'GET', `/v1/sessions/${id}`)).etag)
+    expect((await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/move`, { cwd: '/work/elsewhere' })).status).toBe(200)
+    expect((await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)).body.header.cwd).toBe('/work/elsewhere')
+    expect((await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('after the move')))).status).toBe(201)
+    expect((await call(servers.a.baseUrl, 'DELETE', `/v1/sessions/${id}`)).status).toBe(204)
+    expect((await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}`)).status).toBe(404)
   })
 
   it("B's streams resume after its database connection is cut and restored", async () => {
-    const id = await savedSession(a.baseUrl)
-    const stream = await SseClient.connect(`${b.baseUrl}/v1/sessions/${id}/events`)
+    const id = await savedSession(servers.a.baseUrl)
+    const stream = await SseClient.connect(`${servers.b.baseUrl}/v1/sessions/${id}/events`)
     try {
       await stream.waitFor(() => stream.seqs.length >= 2)
-      proxy.cut()
-      for (let i = 0; i < 3; i++) expect((await call(a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`cut ${i}`)))).status).toBe(201)
-      expect((await call(b.baseUrl, 'GET', `/v1/sessions/${id}/entries`)).status).toBe(503)
-      proxy.restore()
+      servers.proxy.cut()
+      for (let i = 0; i < 3; i++) expect((await call(servers.a.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user(`cut ${i}`)))).status).toBe(201)
+      expect((await call(servers.b.baseUrl, 'GET', `/v1/sessions/${id}/entries`)).status).toBe(503)
+      servers.proxy.restore()
       await stream.waitFor(() => stream.seqs.length >= 5, 20_000)
       expect(stream.seqs).toEqual([1, 2, 3, 4, 5])
-      expect((await call(b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('B again')))).status).toBe(201)
+      expect((await call(servers.b.baseUrl, 'POST', `/v1/sessions/${id}/entries`, message(user('B again')))).status).toBe(201)
     } finally {
-      proxy.restore()
+      servers.proxy.restore()
       stream.close()
     }
   })
 
   it('kill -9 of A under load loses no acknowledged entry, and B keeps serving', async () => {
-    const id = await savedSession(a.baseUrl)
+    const id = await savedSession(servers.a.baseUrl)
     const acked: string[] = []
     const load = { stop: false }
     const writer = async (base: string, name: string): Promise<void> => {
@@ -154,19 +130,19 @@ describe.runIf(pgAvailable)('two servers on one database', () => {
           const res = await call(base, 'POST', `/v1/sessions/${id}/entries`, message(user(text)))
           if (res.status === 201) acked.push(text)
         } catch {
-          if (base === a.baseUrl) return // A is gone
+          if (base === servers.a.baseUrl) return // A is gone
         }
       }
     }
-    const writers = [0, 1, 2, 3].map((n) => writer(n % 2 === 0 ? a.baseUrl : b.baseUrl, `w${n}`))
+    const writers = [0, 1, 2, 3].map((n) => writer(n % 2 === 0 ? servers.a.baseUrl : servers.b.baseUrl, `w${n}`))
     while (acked.length < 40) await new Promise((resolve) => setTimeout(resolve, 10))
-    a.child.kill('SIGKILL')
-    await a.exited
+    servers.a.child.kill('SIGKILL')
+    await servers.a.exited
     const ackedBefore = acked.length
     while (acked.length < ackedBefore + 10) await new Promise((resolve) => setTimeout(resolve, 10))
     load.stop = true
     await Promise.all(writers)
-    const entries = await entriesOf(b.baseUrl, id)
+    const entries = await entriesOf(servers.b.baseUrl, id)
     const stored = new Set(entries.map((e) => e.message?.content))
     for (const text of acked) expect(stored.has(text), text).toBe(true)
     expectChain(entries)
