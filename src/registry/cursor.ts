@@ -17,18 +17,22 @@ export function encodeSearchCursor (offset: number, search: string): string {
 
 /** Throws `InvalidCursor` (400) for anything `encodeSearchCursor` did not produce for `search`. */
 export function decodeSearchCursor (cursor: string, search: string): number {
-  let parsed: unknown
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url')
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-  } catch {
-    throw new InvalidCursor(JSON.stringify(cursor.slice(0, 64)))
-  }
+  const parsed = cursorJson(cursor)
   if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== 2 || !Number.isSafeInteger(parsed[1]) ||
     (parsed[1] as number) < 0 || parsed[2] !== digestOf(search)) {
     throw new InvalidCursor(JSON.stringify(cursor.slice(0, 64)))
   }
   return parsed[1] as number
+}
+
+/** The JSON a cursor holds (base64url); `InvalidCursor` (400) for anything else. */
+function cursorJson (cursor: string): unknown {
+  try {
+    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url')
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
+  } catch {
+    throw new InvalidCursor(JSON.stringify(cursor.slice(0, 64)))
+  }
 }
 
 const digestOf = (text: string): string => createHash('sha256').update(text).digest('base64url').slice(0, 16)
@@ -39,13 +43,7 @@ export function encodeCursor (key: ListKey): string {
 
 /** Throws `InvalidCursor` (400) for anything `encodeCursor` did not produce. */
 export function decodeCursor (cursor: string): ListKey {
-  let parsed: unknown
-  try {
-    if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new Error('not base64url')
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
-  } catch {
-    throw new InvalidCursor(JSON.stringify(cursor.slice(0, 64)))
-  }
+  const parsed = cursorJson(cursor)
   if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== 1 ||
     typeof parsed[1] !== 'number' || !Number.isFinite(parsed[1]) || typeof parsed[2] !== 'string') {
     throw new InvalidCursor(JSON.stringify(cursor.slice(0, 64)))
