@@ -10,7 +10,7 @@ import { deepCopy } from '../session/json-text.js'
 import { branchedRecords, forkedRecords } from '../session/fork-records.js'
 import { listingItem } from '../session/listing-item.js'
 import { createSessionId, nowIso } from '../session/ids.js'
-import { serializeRecord, storedLineSync } from '../session/persist-transform.js'
+import { serializeRecord, storedForm } from '../session/persist-transform.js'
 import { publicHeader } from '../session/public-header.js'
 import { SessionModel } from '../session/session-model.js'
 import { SessionSummary } from '../session/session-summary.js'
@@ -99,7 +99,7 @@ export async function getSession (core: RegistryCore, id: string): Promise<Sessi
  */
 async function changeHeader (core: RegistryCore, session: OpenSession, header: SessionHeader, ifMatch: string | undefined): Promise<SessionView> {
   for (;;) {
-    const line = (storedLineSync(header) ?? serializeRecord(header)).replace(/\n$/, '')
+    const line = storedForm(header)?.line ?? serializeRecord(header).slice(0, -1)
     const modifiedMs = Math.max(preciseNow(), session.modifiedMs + 0.001)
     const info = listingItem(publicHeader(header, core.dataDir), session.summary(), modifiedMs)
     const outcome: WriteOutcome = await session.journal.rewriteHeader(line, info).catch((err: unknown) => { throw core.writeFailed(session, err) })

@@ -52,7 +52,8 @@ export async function prepareRecordForWrite (record: FileRecord, blobs: BlobStor
  * asynchronous and must precede the line, so such a record goes through `prepareRecordForWrite`.
  */
 export function storedLineSync (record: FileRecord): string | undefined {
-  return storedForm(record)?.line
+  const form = storedForm(record)
+  return form === undefined ? undefined : form.line + '\n'
 }
 
 /**
