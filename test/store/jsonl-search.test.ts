@@ -12,6 +12,7 @@ import { renderMetrics } from '../../src/metrics/instruments.js'
 import { parseQuery } from '../../src/search/query.js'
 import { FileSessionStorage } from '../../src/storage/index.js'
 import { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
+import { recordingLogger, type LogLine } from '../helpers/session-env.js'
 import { header, item, lines, session, textOf, userLine } from './contract.js'
 
 const dirs: string[] = []
@@ -89,6 +90,15 @@ describe('the disk search index', () => {
     expect(await hits(store, '"number 12345"')).toEqual(['lag/e12345'])
     await j.close()
     await store.close()
+  })
+
+  it('is written by its worker thread, which starts from the sources as it does compiled (no failure falls back)', async () => {
+    const logs: LogLine[] = []
+    const store = JsonlStore.open({ dataDir: tempDir(), storage: new FileSessionStorage(), searchIndex: true, logger: recordingLogger(logs) })
+    await (await store.create('default', session('w', [userLine('a', 'numbat in the worker')]))).close()
+    await settled(store, 'numbat', ['w/a'])
+    await store.close()
+    expect(logs.filter((l) => l.level === 'error')).toEqual([])
   })
 
   it('never costs an append: an index that cannot be written leaves every append stored', async () => {

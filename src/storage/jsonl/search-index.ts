@@ -102,12 +102,10 @@ function inWorker (file: string, log: Logger, fallback: () => Sink): Sink {
   }
 }
 
-/** Compiled, the worker is the .js file beside this one; run from the sources (the tests), the .ts one through tsx. */
+/** Compiled, the worker is the .js file beside this one; run from the sources (the tests), the .ts one through tsx (search-worker-source.mjs). */
 function startWorker (file: string): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./search-worker.js', import.meta.url), { workerData: { file } })
-  const source = JSON.stringify(new URL('./search-worker.ts', import.meta.url).href)
-  const code = `import('tsx/esm/api').then(({ register }) => { register(); return import(${source}) })`
-  return new Worker(code, { eval: true, workerData: { file } })
+  const entry = import.meta.url.endsWith('.ts') ? './search-worker-source.mjs' : './search-worker.js'
+  return new Worker(new URL(entry, import.meta.url), { workerData: { file } })
 }
 
 /**
