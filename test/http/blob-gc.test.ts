@@ -106,9 +106,19 @@ describe.each(BACKENDS)('POST /v1/blobs/gc' + ' on %s', (backend) => {
 
   it('runs one collection of a tenant at a time: another asked for meanwhile is refused', async () => {
     await build()
-    const both = await Promise.allSettled([app.hygiene.collect('default'), app.hygiene.collect('default')])
-    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
-    expect(both.find((r) => r.status === 'rejected')).toMatchObject({ reason: { code: 'SS_COLLECTION_RUNNING', statusCode: 409 } })
+    // The first collection waits in its sweep until the second has been refused.
+    const blobs = app.tenants.get('default').blobs
+    const scan = blobs.scan.bind(blobs)
+    let sweeping!: () => void
+    let release!: () => void
+    const swept = new Promise<void>((resolve) => { sweeping = resolve })
+    const gate = new Promise<void>((resolve) => { release = resolve })
+    blobs.scan = async function * () { sweeping(); await gate; yield * scan() }
+    const first = app.hygiene.collect('default')
+    await swept
+    await expect(app.hygiene.collect('default')).rejects.toMatchObject({ code: 'SS_COLLECTION_RUNNING', statusCode: 409 })
+    release()
+    expect(await first).toMatchObject({ scanned: 0 })
     expect(await collect()).toMatchObject({ scanned: 0 })
   })
 })
