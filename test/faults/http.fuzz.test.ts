@@ -31,7 +31,8 @@ describe.each([
     expect(result.answered + result.unsent).toBe(REQUESTS)
     // The fuzz reaches the working paths too, not only refusals.
     expect(Object.keys(result.statuses)).toEqual(expect.arrayContaining(['200', '201', '204']))
-  }, 90_000)
+    // Alone it takes 20–30 s; beside the rest of the suite on two cores, up to three times that.
+  }, 240_000)
 })
 
 describe('what the fuzz found, pinned down', () => {
