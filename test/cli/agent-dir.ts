@@ -88,8 +88,11 @@ export async function exported (app: App, id: string, query = ''): Promise<strin
   return res.statusCode === 200 ? res.body : undefined
 }
 
-/** Polls `check` (every 50 ms) until it resolves true; throws with `what` after `timeoutMs`. */
-export async function eventually (check: () => Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+/**
+ * Polls `check` (every 50 ms) until it resolves true; throws with `what` after `timeoutMs` (which
+ * leaves room for a child process started through tsx on a busy machine).
+ */
+export async function eventually (check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!await check()) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)

@@ -76,7 +76,7 @@ describe('pull', () => {
     expect(refs.code).toBe(0)
     expect(readFileSync(join(into, '--work-demo--', '2026-03-14T15-04-07-123Z_pi-2.jsonl'), 'utf8')).toContain(`blob:sha256:${img.hash}`)
     expect(existsSync(join(target.home, '.pi', 'agent', 'blobs', img.hash))).toBe(true)
-  })
+  }, 90_000)
 
   it('reports an unknown session and refuses ids together with --cwd', async () => {
     const server = await listeningApp()

@@ -120,7 +120,7 @@ describe('open sessions', () => {
 })
 
 describe('start-up index and restart', () => {
-  it('indexes 10,000 session files in well under 5 s and opens them by id', async () => {
+  it('indexes 10,000 session files at start and opens them by id (bench/scale.ts times it)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'ss-index-'))
     dirs.push(dataDir)
     const ids: string[] = []
@@ -134,11 +134,8 @@ describe('start-up index and restart', () => {
         writeFileSync(join(dir, `2026-03-14T15-04-07-123Z_x${f}.jsonl`), JSON.stringify(header) + '\n')
       }
     }
-    const started = performance.now()
     const r = registry(new FileSessionStorage(), 1000, dataDir)
     await stores.get(r)?.ready()
-    const took = performance.now() - started
-    expect(took).toBeLessThan(5000)
     expect(r.isReady()).toBe(true)
     expect((await r.get('s-99-99')).header.cwd).toBe('/p99')
     const listed = await r.list({ includeEmpty: true, limit: 1000 })
