@@ -1,12 +1,13 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, fanout, ceiling, cold, deep, many, scale, gc, pgdriver, pgstorage, pgmulti, pgserver, ui.
+ * sections without touching RESULTS.md. Names: append, profile, fanout, ceiling, cold, deep, many, scale, gc, pgdriver, pgstorage, pgmulti, pgserver, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
+import { appendProfileSection, measureAppendProfile } from './append-profile.js'
 import { appendSection, measureAppends, type AppendResults } from './append.js'
 import { coldOpenSection, measureColdOpen, type ColdOpenResults } from './cold-open.js'
 import { deepPathSection, deepPathTable, measureDeepHttp, type DeepHttpResult, type DeepPathResult } from './deep-path.js'
@@ -24,6 +25,7 @@ import { measureScale, scaleSection } from './scale.js'
 import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
+const PROFILE = { durationS: 10, warmupS: 2 }
 const PG_SERVER = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
 const PG_MULTI = { subscribers: 100, rate: 200, seconds: 15 }
@@ -62,6 +64,7 @@ const STEPS: Record<string, () => Promise<string>> = {
     results.append = await measureAppends(APPEND)
     return appendSection(results.append, APPEND)
   },
+  profile: async () => appendProfileSection(await measureAppendProfile(PROFILE), PROFILE),
   fanout: async () => {
     results.fanout = []
     for (const s of SCENARIOS) results.fanout.push(await runScenario(s))

@@ -36,10 +36,13 @@ export function memoryOf (pid: number): { rss: number, peak: number } {
   }
 }
 
-/** CPU time (user + system, all threads) process `pid` has used so far, in seconds; 0 when unavailable. */
-export function cpuSecondsOf (pid: number): number {
+/**
+ * CPU time (user + system) process `pid` has used so far, all threads or, with `mainThread`, its
+ * main thread alone (the task whose id is the pid), in seconds; 0 when unavailable.
+ */
+export function cpuSecondsOf (pid: number, mainThread = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8')
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return (Number(fields[11]) + Number(fields[12])) / 100 // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
@@ -174,21 +177,22 @@ export interface ServerHandle {
  * Starts the real server as shipped (`SERVER_UNDER_TEST`) on a free port with `DATA_DIR=dataDir`
  * and waits for `/readyz`. `env` adds settings a benchmark needs (e.g. a larger BODY_LIMIT),
  * `extraNodeArgs` options of the node command line, `descriptorLimit` the soft and hard file
- * descriptor limit it runs under (a shell's `ulimit -n`, which then `exec`s node).
+ * descriptor limit it runs under (a shell's `ulimit -n`, which then `exec`s node), `root` the
+ * checkout whose server runs (another commit's, built, for a before-and-after).
  */
 export async function startOurServer (dataDir: string, env: Record<string, string> = {}, timeoutMs = 120_000, extraNodeArgs: readonly string[] = [],
-  descriptorLimit?: number): Promise<ServerHandle> {
+  descriptorLimit?: number, root = ROOT): Promise<ServerHandle> {
   const port = await freePort()
   const start = performance.now()
   // BENCH_SERVER_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) profiles the server.
   const nodeArgs = [...(process.env.BENCH_SERVER_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''), ...extraNodeArgs]
   const base = Object.fromEntries(Object.entries(process.env).filter(([key]) => !CONFIG_VARIABLES.includes(key)))
-  const argv = [process.execPath, ...nodeArgs, join(ROOT, 'scripts', 'start.cjs')]
+  const argv = [process.execPath, ...nodeArgs, join(root, 'scripts', 'start.cjs')]
   const [command, args] = descriptorLimit === undefined
     ? [process.execPath, argv.slice(1)]
     : ['sh', ['-c', `ulimit -n ${descriptorLimit} && exec "$@"`, 'sh', ...argv]]
   const proc = spawn(command, args, {
-    cwd: ROOT,
+    cwd: root,
     env: { ...base, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   })
