@@ -5,8 +5,8 @@
  * truth: the index is derived, checked against them at start (reconcile.ts), and rebuilt when
  * missing or damaged.
  *
- * Writes are coalesced: `put` and `delete` land in the database in one transaction per turn of
- * the event loop, and every read first writes what is pending, so reads always see every change.
+ * Writes are coalesced: `put` and `delete` land in the database in one transaction at most every
+ * `FLUSH_MS`, and every read first writes what is pending, so reads always see every change.
  * Text keys (`id`, `cwd`) are stored as JSON strings: SQLite takes UTF-8, which cannot hold a
  * lone surrogate, and JSON escapes it, so two different strings never share a key.
  */
@@ -15,10 +15,12 @@ import { rmSync } from 'node:fs'
 import type { ListingItem, ListKey, ListPage, ListQuery, RecentItem } from '../store.js'
 
 /**
- * How long changes wait to be written together. Every read writes what waits first, and the
- * files stay the truth: a crash meanwhile is made good by the check against the files at start.
+ * How long changes wait to be written together: a session appended to many times meanwhile is
+ * one row write. Under 100 sessions appended to at once, 50 ms cost the server's thread about
+ * 7 % of its time in SQLite transactions. Every read writes what waits first, and the files
+ * stay the truth: a crash meanwhile is made good by the check against the files at start.
  */
-const FLUSH_MS = 50
+const FLUSH_MS = 250
 
 /** Bumped when the tables change: an index of another version is rebuilt from the files. */
 const SCHEMA_VERSION = 1
