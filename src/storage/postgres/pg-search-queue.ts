@@ -128,14 +128,16 @@ export class SearchQueue {
 /** Writes the documents of the `taken` positions as the lines and heads are now. */
 async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<void> {
   const keys = [...new Map(taken.map((t) => [`${t.tenant}\n${t.session}`, t])).values()]
-    .sort((a, b) => a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.session < b.session ? -1 : a.session > b.session ? 1 : 0)
   const tenants = keys.map((k) => k.tenant)
   const sessions = keys.map((k) => k.session)
-  // Servers index one session at a time, so the newer state of a position is written last;
-  // the sessions' rows stay while the batch is written (their removal waits).
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended(u.t || E\'\\n\' || u.s, 10)) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u (t, s, o) ORDER BY u.o', [tenants, sessions])
+  // Servers index one session at a time, so the newer state of a position is written last; a
+  // removal of lines or sessions deletes their documents under the same lock (schema-search-drain.ts),
+  // so it waits for this batch or this batch sees the lines gone. Session rows are not locked:
+  // appends to them go on while the batch is written.
+  await client.query(`SELECT pg_advisory_xact_lock(k.key) FROM (SELECT DISTINCT ss_search_lock(u.t, u.s) AS key
+    FROM unnest($1::text[], $2::text[]) AS u (t, s)) k ORDER BY k.key`, [tenants, sessions])
   const { rows: heads } = await client.query<{ tenant: string, id: string, head: string }>(`SELECT s.tenant, s.id, s.head FROM ss_sessions s
-    JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i ORDER BY s.tenant, s.id FOR KEY SHARE OF s`, [tenants, sessions])
+    JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i`, [tenants, sessions])
   const live = new Map(heads.map((h) => [`${h.tenant}\n${h.id}`, h.head]))
   const wanted = taken.filter((t) => live.has(`${t.tenant}\n${t.session}`))
   const { rows: lines } = await client.query<{ tenant: string, session: string, pos: number, line: string }>(`SELECT l.tenant, l.session, l.pos, l.line

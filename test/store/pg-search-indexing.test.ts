@@ -1,0 +1,70 @@
+/**
+ * Indexing for search on PostgreSQL against the writes it races (pg-search-queue.ts,
+ * schema-search-drain.ts): a batch being written, simulated by a transaction that holds the
+ * session's indexing lock and writes a document of it, neither holds up an append to the session
+ * nor outlives the session's removal.
+ */
+import pg from 'pg'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { openStore, type OpenedStore } from '../../src/storage/open-store.js'
+import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
+import { item, lines, session, userLine } from './contract.js'
+
+/** Opens a transaction that indexes a document of `id` as a batch would, and leaves it open. */
+async function batchInProgress (client: pg.Client, id: string): Promise<void> {
+  await client.query('BEGIN')
+  await client.query("SELECT pg_advisory_xact_lock(ss_search_lock('acme', $1))", [id])
+  await client.query(`INSERT INTO ss_search (tenant, session, pos, part, chunk, type, ts, body, tsv)
+    VALUES ('acme', $1, 1, 0, 0, '"message"', '""', 'indexed words', to_tsvector('ss_search', 'indexed words'))`, [id])
+}
+
+const within = async <T>(ms: number, p: Promise<T>): Promise<T | 'timed out'> =>
+  await Promise.race([p, new Promise<'timed out'>((resolve) => setTimeout(() => { resolve('timed out') }, ms))])
+
+describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
+  let db: TestDatabase
+  let opened: OpenedStore
+  let client: pg.Client
+  beforeAll(async () => { db = await createTestDatabase() })
+  afterAll(async () => { await db?.drop() })
+  beforeEach(async () => {
+    opened = await openStore({ storage: 'postgres', dataDir: '/pg', databaseUrl: db.url, searchIndex: false })
+    client = new pg.Client({ connectionString: db.url })
+    await client.connect()
+  })
+  afterEach(async () => {
+    await client.query('ROLLBACK').catch(() => {})
+    await client.end()
+    await opened.close()
+  })
+
+  it('an append does not wait for a batch indexing its session', async () => {
+    const journal = await opened.store.create('acme', session('busy', [userLine('u1', 'first')]))
+    await batchInProgress(client, 'busy')
+    const appended = journal.append({ lines: lines(userLine('u2', 'second', 'u1')), save: true, info: item('busy'), answers: [] })
+    expect(await within(3000, appended)).toEqual({ ok: true })
+    await client.query('COMMIT')
+  })
+
+  it('a session removed while a batch indexes it keeps no documents', async () => {
+    const journal = await opened.store.create('acme', session('gone', [userLine('u1', 'first')]))
+    await batchInProgress(client, 'gone')
+    const removed = journal.remove()
+    expect(await within(300, removed)).toBe('timed out')
+    await client.query('COMMIT')
+    expect(await removed).toEqual({ ok: true })
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM ss_search WHERE tenant = 'acme' AND session = 'gone'")
+    expect(rows[0]).toEqual({ n: 0 })
+  })
+
+  it('lines replaced while a batch indexes them keep no documents', async () => {
+    const journal = await opened.store.create('acme', session('redone', [userLine('u1', 'first')]))
+    await batchInProgress(client, 'redone')
+    const replaced = journal.replace([{ id: null, line: JSON.stringify({ type: 'session', id: 'redone' }) }], item('redone'))
+    expect(await within(300, replaced)).toBe('timed out')
+    await client.query('COMMIT')
+    expect(await replaced).toEqual({ ok: true })
+    const { rows } = await client.query("SELECT count(*)::int AS n FROM ss_search WHERE tenant = 'acme' AND session = 'redone'")
+    expect(rows[0]).toEqual({ n: 0 })
+  })
+})
