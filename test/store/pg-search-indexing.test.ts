@@ -2,12 +2,13 @@
  * Indexing for search on PostgreSQL against the writes it races (pg-search-queue.ts,
  * schema-search-drain.ts): a batch being written, simulated by a transaction that holds the
  * session's indexing lock and writes a document of it, neither holds up an append to the session
- * nor outlives the session's removal.
+ * nor outlives the session's removal. A rebuild indexes every session.
  */
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openStore, type OpenedStore } from '../../src/storage/open-store.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
+import { parseQuery } from '../../src/search/query.js'
 import { item, lines, session, userLine } from './contract.js'
 
 /** Opens a transaction that indexes a document of `id` as a batch would, and leaves it open. */
@@ -66,5 +67,23 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
     expect(await replaced).toEqual({ ok: true })
     const { rows } = await client.query("SELECT count(*)::int AS n FROM ss_search WHERE tenant = 'acme' AND session = 'redone'")
     expect(rows[0]).toEqual({ n: 0 })
+  })
+
+  it('a rebuild indexes every line of every session, and reports its progress to the total', async () => {
+    for (let i = 0; i < 12; i++) {
+      const body = [1, 2, 3].map((k) => userLine(`u${k}`, `rebuilt${i} line${k}`, k === 1 ? null : `u${k - 1}`))
+      await (await opened.store.create('acme', session(`r${i}`, body))).close()
+    }
+    await client.query('TRUNCATE ss_search, ss_search_queue')
+    const seen: Array<[number, number]> = []
+    await opened.store.reindex((done, total) => { seen.push([done, total]) })
+    const { rows } = await client.query('SELECT (SELECT count(*) FROM ss_sessions) + (SELECT count(*) FROM ss_lines) AS n')
+    const total = Number(rows[0].n)
+    expect(seen[0]).toEqual([0, total])
+    expect(seen.at(-1)).toEqual([total, total])
+    const found = async (words: string): Promise<string[]> =>
+      (await opened.store.search('acme', { terms: parseQuery(words), thinking: false, offset: 0, limit: 50 })).hits.map((h) => h.sessionId).sort()
+    for (let i = 0; i < 12; i++) expect(await found(`rebuilt${i}`)).toEqual([`r${i}`, `r${i}`, `r${i}`])
+    expect(await found('line2')).toHaveLength(12)
   })
 })
