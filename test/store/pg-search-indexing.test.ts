@@ -2,12 +2,14 @@
  * Indexing for search on PostgreSQL against the writes it races (pg-search-queue.ts,
  * schema-search-drain.ts): a batch being written, simulated by a transaction that holds the
  * session's indexing lock and writes a document of it, neither holds up an append to the session
- * nor outlives the session's removal. A rebuild indexes every session.
+ * nor outlives the session's removal. A rebuild indexes every session. The gauges follow a
+ * catch-up batch by batch.
  */
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { openStore, type OpenedStore } from '../../src/storage/open-store.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
+import { renderMetrics } from '../../src/metrics/instruments.js'
 import { parseQuery } from '../../src/search/query.js'
 import { item, lines, session, userLine } from './contract.js'
 
@@ -17,6 +19,11 @@ async function batchInProgress (client: pg.Client, id: string): Promise<void> {
   await client.query("SELECT pg_advisory_xact_lock(ss_search_lock('acme', $1))", [id])
   await client.query(`INSERT INTO ss_search (tenant, session, pos, part, chunk, type, ts, body, tsv)
     VALUES ('acme', $1, 1, 0, 0, '"message"', '""', 'indexed words', to_tsvector('ss_search', 'indexed words'))`, [id])
+}
+
+function gauge (text: string, name: string): number {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
+  return Number(line?.split(' ')[1] ?? NaN)
 }
 
 const within = async <T>(ms: number, p: Promise<T>): Promise<T | 'timed out'> =>
@@ -85,5 +92,31 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
       (await opened.store.search('acme', { terms: parseQuery(words), thinking: false, offset: 0, limit: 50 })).hits.map((h) => h.sessionId).sort()
     for (let i = 0; i < 12; i++) expect(await found(`rebuilt${i}`)).toEqual([`r${i}`, `r${i}`, `r${i}`])
     expect(await found('line2')).toHaveLength(12)
+  })
+
+  it('shows what waits in ss_search_pending and ss_search_lag_seconds batch by batch, down to nothing', async () => {
+    const j = await opened.store.create('acme', session('lag'))
+    const many = Array.from({ length: 20_000 }, (_, i) => userLine(`e${i}`, `entry number ${i} of a long session`))
+    expect(await j.append({ lines: lines(...many), save: true, info: item('lag'), answers: [] })).toEqual({ ok: true })
+    const indexing = await openStore({ storage: 'postgres', dataDir: '/pg', databaseUrl: db.url })
+    try {
+      const seen: number[] = []
+      for (let i = 0; i < 6000; i++) {
+        const body = (await renderMetrics()).body
+        const pending = gauge(body, 'ss_search_pending')
+        if (pending !== seen.at(-1)) seen.push(pending)
+        if (pending === 0 && seen.length > 1) {
+          expect(gauge(body, 'ss_search_lag_seconds')).toBe(0)
+          break
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10))
+      }
+      const waiting = seen.filter((n) => n > 0)
+      expect(waiting.length).toBeGreaterThan(2)
+      expect(waiting).toEqual([...waiting].sort((a, b) => b - a))
+      expect(seen.at(-1)).toBe(0)
+    } finally {
+      await indexing.close()
+    }
   })
 })

@@ -2,9 +2,11 @@
  * Drains the search queue of migration 10 (schema-search.ts): every server takes batches of
  * queued positions (`FOR UPDATE SKIP LOCKED`, so servers share the work), reads the lines and
  * heads they name as they are now, and writes their documents (src/search/extract.ts), all in
- * one transaction: a batch is indexed whole or stays queued. A server drains every
- * `POLL_MS` while its store is open, and a search drains first, so the lag stays well under a
- * second; `ss_search_lag_seconds` and `ss_search_pending` show it.
+ * one transaction: a batch is indexed whole or stays queued. A batch locks its sessions'
+ * advisory locks, never their rows, so appends to them go on meanwhile (schema-search-drain.ts).
+ * A server drains every `POLL_MS` while its store is open, and a search drains first, so the
+ * lag stays well under a second; `ss_search_lag_seconds` and `ss_search_pending` show it,
+ * measured from the queue's two ends before every batch.
  */
 import type pg from 'pg'
 import { addGaugeSource } from '../../metrics/instruments.js'
@@ -18,8 +20,6 @@ const POLL_MS = 200
 const BATCH = 2000
 /** Characters of one row's text at most: a longer document takes several rows. */
 export const CHUNK_CHARS = 50_000
-/** Queued positions counted at most for the `ss_search_pending` gauge. */
-const COUNT_CAP = 100_000
 
 interface Taken { id: string, tenant: string, session: string, pos: number }
 
@@ -64,8 +64,11 @@ export class SearchQueue {
   start (): void {
     const tick = async (): Promise<void> => {
       try {
-        await this.#measure()
-        while (!this.#closed && await this.drain() > 0);
+        // Measured before every batch, so that the gauges follow a long catch-up.
+        while (!this.#closed) {
+          await this.#measure()
+          if (await this.drain() === 0) break
+        }
       } catch (err) {
         if (!isUnavailable(err)) this.#log.error({ err }, 'Draining the search queue failed')
       }
@@ -93,9 +96,14 @@ export class SearchQueue {
     for (const stop of this.#gauges) stop()
   }
 
+  /**
+   * Reads the queue's two ends by its key, two index probes however long it is: what waits is
+   * the positions between them (an upper bound: a rolled-back append leaves a gap), and the lag
+   * the age of the oldest.
+   */
   async #measure (): Promise<void> {
-    const { rows } = await query<{ n: string, oldest: number | null }>(this.#pool, `SELECT count(*) AS n,
-      extract(epoch FROM clock_timestamp() - min(queued_at))::float8 AS oldest FROM (SELECT queued_at FROM ss_search_queue ORDER BY id LIMIT ${COUNT_CAP}) q`)
+    const { rows } = await query<{ n: string, oldest: number }>(this.#pool, `SELECT (SELECT max(id) FROM ss_search_queue) - f.id + 1 AS n,
+      extract(epoch FROM clock_timestamp() - f.queued_at)::float8 AS oldest FROM (SELECT id, queued_at FROM ss_search_queue ORDER BY id LIMIT 1) f`)
     this.#pending = Number(rows[0]?.n ?? 0)
     this.#lag = rows[0]?.oldest ?? 0
   }
