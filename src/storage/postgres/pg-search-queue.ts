@@ -2,9 +2,11 @@
  * Drains the search queue of migration 10 (schema-search.ts): every server takes batches of
  * queued positions (`FOR UPDATE SKIP LOCKED`, so servers share the work), reads the lines and
  * heads they name as they are now, and writes their documents (src/search/extract.ts), all in
- * one transaction: a batch is indexed whole or stays queued. A server drains every
- * `POLL_MS` while its store is open, and a search drains first, so the lag stays well under a
- * second; `ss_search_lag_seconds` and `ss_search_pending` show it.
+ * one transaction: a batch is indexed whole or stays queued. A batch locks its sessions'
+ * advisory locks, never their rows, so appends to them go on meanwhile (schema-search-drain.ts).
+ * A server drains every `POLL_MS` while its store is open, and a search drains first, so the
+ * lag stays well under a second; `ss_search_lag_seconds` and `ss_search_pending` show it,
+ * measured from the queue's two ends before every batch.
  */
 import type pg from 'pg'
 import { addGaugeSource } from '../../metrics/instruments.js'
@@ -18,8 +20,6 @@ const POLL_MS = 200
 const BATCH = 2000
 /** Characters of one row's text at most: a longer document takes several rows. */
 export const CHUNK_CHARS = 50_000
-/** Queued positions counted at most for the `ss_search_pending` gauge. */
-const COUNT_CAP = 100_000
 
 interface Taken { id: string, tenant: string, session: string, pos: number }
 
@@ -64,8 +64,11 @@ export class SearchQueue {
   start (): void {
     const tick = async (): Promise<void> => {
       try {
-        await this.#measure()
-        while (!this.#closed && await this.drain() > 0);
+        // Measured before every batch, so that the gauges follow a long catch-up.
+        while (!this.#closed) {
+          await this.#measure()
+          if (await this.drain() === 0) break
+        }
       } catch (err) {
         if (!isUnavailable(err)) this.#log.error({ err }, 'Draining the search queue failed')
       }
@@ -93,9 +96,14 @@ export class SearchQueue {
     for (const stop of this.#gauges) stop()
   }
 
+  /**
+   * Reads the queue's two ends by its key, two index probes however long it is: what waits is
+   * the positions between them (an upper bound: a rolled-back append leaves a gap), and the lag
+   * the age of the oldest.
+   */
   async #measure (): Promise<void> {
-    const { rows } = await query<{ n: string, oldest: number | null }>(this.#pool, `SELECT count(*) AS n,
-      extract(epoch FROM clock_timestamp() - min(queued_at))::float8 AS oldest FROM (SELECT queued_at FROM ss_search_queue ORDER BY id LIMIT ${COUNT_CAP}) q`)
+    const { rows } = await query<{ n: string, oldest: number }>(this.#pool, `SELECT (SELECT max(id) FROM ss_search_queue) - f.id + 1 AS n,
+      extract(epoch FROM clock_timestamp() - f.queued_at)::float8 AS oldest FROM (SELECT id, queued_at FROM ss_search_queue ORDER BY id LIMIT 1) f`)
     this.#pending = Number(rows[0]?.n ?? 0)
     this.#lag = rows[0]?.oldest ?? 0
   }
@@ -128,14 +136,16 @@ export class SearchQueue {
 /** Writes the documents of the `taken` positions as the lines and heads are now. */
 async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<void> {
   const keys = [...new Map(taken.map((t) => [`${t.tenant}\n${t.session}`, t])).values()]
-    .sort((a, b) => a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : a.session < b.session ? -1 : a.session > b.session ? 1 : 0)
   const tenants = keys.map((k) => k.tenant)
   const sessions = keys.map((k) => k.session)
-  // Servers index one session at a time, so the newer state of a position is written last;
-  // the sessions' rows stay while the batch is written (their removal waits).
-  await client.query('SELECT pg_advisory_xact_lock(hashtextextended(u.t || E\'\\n\' || u.s, 10)) FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS u (t, s, o) ORDER BY u.o', [tenants, sessions])
+  // Servers index one session at a time, so the newer state of a position is written last; a
+  // removal of lines or sessions deletes their documents under the same lock (schema-search-drain.ts),
+  // so it waits for this batch or this batch sees the lines gone. Session rows are not locked:
+  // appends to them go on while the batch is written.
+  await client.query(`SELECT pg_advisory_xact_lock(k.key) FROM (SELECT DISTINCT ss_search_lock(u.t, u.s) AS key
+    FROM unnest($1::text[], $2::text[]) AS u (t, s)) k ORDER BY k.key`, [tenants, sessions])
   const { rows: heads } = await client.query<{ tenant: string, id: string, head: string }>(`SELECT s.tenant, s.id, s.head FROM ss_sessions s
-    JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i ORDER BY s.tenant, s.id FOR KEY SHARE OF s`, [tenants, sessions])
+    JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i`, [tenants, sessions])
   const live = new Map(heads.map((h) => [`${h.tenant}\n${h.id}`, h.head]))
   const wanted = taken.filter((t) => live.has(`${t.tenant}\n${t.session}`))
   const { rows: lines } = await client.query<{ tenant: string, session: string, pos: number, line: string }>(`SELECT l.tenant, l.session, l.pos, l.line

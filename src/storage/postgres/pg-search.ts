@@ -37,15 +37,18 @@ export async function searchLog (pool: pg.Pool, tenant: string, q: SearchQuery):
   const parts: string[] = []
   if (web !== '') parts.push(`websearch_to_tsquery('ss_search', $${values.push(web)}::text)`)
   if (prefix !== '') parts.push(`to_tsquery('ss_search', $${values.push(prefix)}::text)`)
-  const where = ['x.tenant = $1', 'x.tsv @@ q.q']
+  // The query as an expression of its parameters, not the CTE's column, so that the planner
+  // estimates how many documents match: a common word walks the newest documents, a rare one the GIN index.
+  const tsquery = parts.join(' && ')
+  const where = ['x.tenant = $1', `x.tsv @@ (${tsquery})`]
   if (!q.thinking) where.push(`x.part = ${PART_TEXT}`)
   const cwd = q.cwd === undefined ? '' : `AND s.cwd = $${values.push(JSON.stringify(q.cwd))}`
   let rows: HitRow[]
   try {
-    rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${parts.join(' && ')} AS q),
+    rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${tsquery} AS q),
       candidates AS MATERIALIZED (
         SELECT x.session, x.pos, x.part, x.chunk, x.entry_id, x.type, x.role, x.ts, x.seq, x.tsv, s.info
-        FROM ss_search x JOIN ss_sessions s ON s.tenant = x.tenant AND s.id = x.session AND s.info IS NOT NULL ${cwd}, q
+        FROM ss_search x JOIN ss_sessions s ON s.tenant = x.tenant AND s.id = x.session AND s.info IS NOT NULL ${cwd}
         WHERE ${where.join(' AND ')} ORDER BY x.seq DESC LIMIT ${CANDIDATES}),
       ranked AS (
         SELECT c.*, ts_rank(c.tsv, q.q) AS score,

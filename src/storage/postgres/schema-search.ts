@@ -10,7 +10,8 @@
  * positions a statement inserted (`ss_search_queue`, one row each), and a head change queues
  * position 0; every server drains the queue within a second, parsing the lines in the server.
  * Removed lines take their documents with them in their own statement (a replace); a removed
- * session takes them by its foreign key.
+ * session takes them by its foreign key. Migration 12 (schema-search-drain.ts) drops that key
+ * for a trigger, so that indexing never locks a session's row.
  */
 import type { Migration } from './migration.js'
 

@@ -12,6 +12,7 @@ import type { Migration } from './migration.js'
 import { APPEND_MIGRATIONS } from './schema-appends.js'
 import { HYGIENE_MIGRATIONS } from './schema-hygiene.js'
 import { LOG_MIGRATIONS } from './schema-log.js'
+import { SEARCH_DRAIN_MIGRATIONS } from './schema-search-drain.js'
 import { SEARCH_MIGRATIONS } from './schema-search.js'
 
 export type { Migration }
@@ -297,4 +298,5 @@ ALTER TABLE ss_idempotency_keys ALTER COLUMN response DROP NOT NULL,
   ...LOG_MIGRATIONS,
   ...SEARCH_MIGRATIONS,
   ...HYGIENE_MIGRATIONS,
+  ...SEARCH_DRAIN_MIGRATIONS,
 ]
