@@ -60,6 +60,11 @@ export function titleSlotLine (text: string): string {
   return isTitleSlot(parseLine(line, 0, line.length - 1)) ? line : ''
 }
 
+/** The record of one line (without its `"\n"`) as `parseJsonlLenient` reads it; undefined when it is not an object. */
+export function parseRecordLine (line: string): FileRecord | undefined {
+  return parseLine(line, 0, line.length)
+}
+
 /** One line of `text` between `start` and `end` (exclusive), or undefined when it is not an object. */
 function parseLine (text: string, start: number, end: number): FileRecord | undefined {
   if (end > start && text.charCodeAt(end - 1) === 13) end--

@@ -24,7 +24,8 @@ import type { SessionStorage } from '../types.js'
 import { JsonlJournal, readCapturing, type JournalContext } from './jsonl-journal.js'
 import { ListingIndex, type IndexRow } from './listing-index.js'
 import { refLinesOf } from './ref-lines.js'
-import { indexFile, rebuildSearch, reconcile, tenantRoots } from './reconcile.js'
+import { indexFile, reconcile, tenantRoots, type ReconcileContext } from './reconcile.js'
+import { rebuildSearch, SearchBackfill } from './search-feed.js'
 import { JsonlSearch } from './search-build.js'
 
 export interface JsonlStoreOptions {
@@ -53,6 +54,8 @@ export class JsonlStore implements SessionStore {
   readonly #search: JsonlSearch
   readonly #log: Logger
   readonly #ctx: JournalContext
+  /** Files the listing check found changed, read into the search index in the background. */
+  readonly #backfill: SearchBackfill
   /** Open journals; an unsaved session lives in its journal only. */
   readonly #open = new Map<string, JsonlJournal>()
   /** Ids being created now. */
@@ -105,14 +108,21 @@ export class JsonlStore implements SessionStore {
         if (this.#open.get(key) === journal) this.#open.delete(key)
       },
     }
-    this.#reconciled = reconcile({ ...this.#ctx, dataDir: this.#dataDir }, closedAt, () => this.#closing)
+    this.#backfill = new SearchBackfill(this.#ctx, () => this.#closing)
+    this.#reconciled = reconcile(this.#reconcileContext(), closedAt, () => this.#closing)
       .then((complete) => { this.#complete = complete })
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
       .finally(() => { this.#checked = true })
     this.#search.start({
-      checked: async () => { await this.#reconciled; return this.#complete },
+      checked: async () => {
+        await this.#reconciled
+        return await this.#backfill.idle() && this.#complete
+      },
       fresh: opened.fresh,
-      rebuild: async (progress) => await rebuildSearch({ ...this.#ctx, dataDir: this.#dataDir }, () => this.#closing, progress),
+      rebuild: async (progress) => {
+        const files = this.#index.files().map((f) => ({ ...f, path: this.#ctx.abs(f.path) }))
+        return await rebuildSearch(this.#ctx, files, () => this.#closing, progress)
+      },
     })
   }
 
@@ -125,7 +135,7 @@ export class JsonlStore implements SessionStore {
     const path = this.#ctx.abs(row.path)
     const { size, mtimeMs } = this.#storage.statSync(path)
     // Written by someone else since it was indexed (an agent, while no server ran): index it again.
-    if (size !== row.size) void indexFile({ ...this.#ctx, dataDir: this.#dataDir }, { tenant, path, mtimeMs, size }).catch(() => {})
+    if (size !== row.size) void indexFile(this.#reconcileContext(), { tenant, path, mtimeMs, size }).catch(() => {})
     const journal = new JsonlJournal(this.#ctx, { ...row, size }, new SessionPrefix('', path), undefined, false)
     this.#open.set(keyOf(tenant, id), journal)
     return { text: readCapturing(this.#storage, path, journal, PREFIX_CHARS), size, modifiedMs: row.modified, journal }
@@ -288,11 +298,16 @@ export class JsonlStore implements SessionStore {
   async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
+    await this.#backfill.idle()
     await this.#search.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     if (this.#complete) this.#index.markClosed(Date.now())
     await this.#search.index.close()
     this.#index.close()
+  }
+
+  #reconcileContext (): ReconcileContext {
+    return { ...this.#ctx, dataDir: this.#dataDir, backfill: this.#backfill }
   }
 
   /** The index row of a saved session whose file exists (followed when an agent moved its directory). */

@@ -14,15 +14,15 @@
  */
 import { basename, dirname, join } from 'node:path'
 import { TENANT_RE } from '../../auth/tokens.js'
-import { listingItemOf } from '../../session/listing-item.js'
 import type { Logger } from '../../session/logger.js'
-import { parseJsonlLenient } from '../../session/parser.js'
 import { PREFIX_READ_BYTES } from '../../session/types.js'
 import { tenantRoot } from '../paths.js'
 import { SessionPrefix } from '../session-head.js'
 import type { SessionStorage } from '../types.js'
+import { LineReader, ListingScan } from './file-scan.js'
 import type { IndexRow, ListingIndex } from './listing-index.js'
 import type { SearchIndex } from './search-index.js'
+import type { SearchBackfill } from './search-feed.js'
 
 /** A file whose mtime is at most this far past its last check counts as unchanged (clock and file-system granularity). */
 const MTIME_SLACK_MS = 2000
@@ -35,6 +35,8 @@ export interface ReconcileContext {
   storage: SessionStorage
   index: ListingIndex
   search: SearchIndex
+  /** Files whose lines the search index is to read. */
+  backfill: SearchBackfill
   dataDir: string
   log: Logger
   nextVersion(): number
@@ -164,76 +166,44 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
   return true
 }
 
-/** Indexes one file from its content; of two files of one id, the one changed last wins. */
+/**
+ * Indexes one file from its content, read a piece at a time (file-scan.ts), and has the search
+ * index read it too; of two files of one id, the one changed last wins.
+ */
 export async function indexFile (ctx: ReconcileContext, found: Found): Promise<void> {
-  let text: string
+  const reader = new LineReader(ctx.storage, found.path, PREFIX_READ_BYTES * 2)
+  const scan = new ListingScan()
   try {
-    text = await ctx.storage.readText(found.path)
+    for await (const piece of reader.pieces()) for (const line of piece) scan.line(line)
   } catch {
     return
   }
-  const records = parseJsonlLenient(text)
-  const item = listingItemOf(records, ctx.dataDir, found.mtimeMs)
+  const item = scan.item(ctx.dataDir, found.mtimeMs)
   if (item === undefined) return
-  const rel = ctx.rel(found.path)
-  const other = ctx.index.get(found.tenant, item.id)
-  if (other !== undefined && other.path !== rel && other.saved && other.modified > found.mtimeMs && ctx.storage.existsSync(join(ctx.dataDir, other.path))) {
-    ctx.log.warn({ sessionId: item.id, kept: other.path, ignored: rel }, 'Two session files share one id')
+  if (losesTo(ctx, found, item.id)) {
+    ctx.log.warn({ sessionId: item.id, kept: ctx.index.get(found.tenant, item.id)?.path, ignored: ctx.rel(found.path) }, 'Two session files share one id')
     return
   }
   const row: IndexRow = {
     tenant: found.tenant,
     id: item.id,
-    path: rel,
+    path: ctx.rel(found.path),
     saved: true,
     version: ctx.nextVersion(),
     modified: found.mtimeMs,
     item,
-    recent: new SessionPrefix(text.slice(0, PREFIX_READ_BYTES * 2), found.path).name(),
+    recent: new SessionPrefix(reader.prefix, found.path).name(),
     size: found.size,
     checked: Date.now(),
   }
   ctx.index.put(row)
-  searchFile(ctx, found.tenant, item.id, found.path, text)
+  // Read again for the search index, in the background and a piece at a time (search-feed.ts).
+  ctx.backfill.add(found.tenant, item.id, found.path)
 }
 
-/**
- * Hands the search index a session's text as read from `path`, unless the file grew since it was
- * read: an append made meanwhile indexes its own lines, and the text is read again.
- * Returns false in that case.
- */
-export function searchFile (ctx: ReconcileContext, tenant: string, id: string, path: string, text: string): boolean {
-  try {
-    if (ctx.storage.statSync(path).size !== Buffer.byteLength(text, 'utf8')) return false
-  } catch {
-    return true // gone: its removal takes its documents
-  }
-  const lines = text.split('\n')
-  if (lines[lines.length - 1] === '') lines.pop()
-  ctx.search.replace(tenant, id, lines)
-  return true
-}
-
-/**
- * Builds the search index from every saved session file the listing knows (the index was
- * emptied before: jsonl-store.ts), `progress` told as files are read. Stops early when
- * `stopped()` says so; resolves true when it read every file.
- */
-export async function rebuildSearch (ctx: ReconcileContext, stopped: () => boolean, progress: (done: number, total: number) => void): Promise<boolean> {
-  const files = ctx.index.files()
-  progress(0, files.length)
-  for (let i = 0; i < files.length; i++) {
-    const file = files[i] as typeof files[number]
-    for (let tries = 0; tries < 3; tries++) {
-      if (stopped()) return false
-      // What waits to be indexed bounds the memory a rebuild holds.
-      if (ctx.search.pending > 50_000) await ctx.search.flushed()
-      const path = ctx.abs(file.path)
-      const text = await ctx.storage.readText(path).catch(() => undefined)
-      if (text === undefined || searchFile(ctx, file.tenant, file.id, path, text)) break
-    }
-    if ((i + 1) % 100 === 0 || i + 1 === files.length) progress(i + 1, files.length)
-  }
-  await ctx.search.flushed()
-  return !stopped()
+/** Another file of `id`, changed after `found`, is kept in the listing. */
+function losesTo (ctx: ReconcileContext, found: Found, id: string): boolean {
+  const other = ctx.index.get(found.tenant, id)
+  return other !== undefined && other.path !== ctx.rel(found.path) && other.saved && other.modified > found.mtimeMs &&
+    ctx.storage.existsSync(join(ctx.dataDir, other.path))
 }

@@ -25,7 +25,7 @@ import { PART_TEXT } from '../../search/extract.js'
 import { ELLIPSIS, MARK_END, MARK_START, readableSnippet } from '../../search/text.js'
 import type { Logger } from '../../session/logger.js'
 import type { ListingItem, SearchHit, SearchPage, SearchQuery, SearchTerm } from '../store.js'
-import { linesOf, searchSchema, SEARCH_VERSION, SearchWriter, type SearchChange } from './search-writer.js'
+import { charsOf, linesOf, searchSchema, SEARCH_VERSION, SearchWriter, type SearchChange } from './search-writer.js'
 
 /** Time a turn of the event loop spends indexing at most, ms (an index in memory). */
 const TURN_MS = 20
@@ -102,10 +102,16 @@ function inWorker (file: string, log: Logger, fallback: () => Sink): Sink {
   }
 }
 
+/**
+ * The worker's young generation, MB: what it parses is garbage at once, and V8's default lets
+ * that garbage take tens of MB of a server that may be loading a large session meanwhile.
+ */
+const WORKER_YOUNG_MB = 4
+
 /** Compiled, the worker is the .js file beside this one; run from the sources (the tests), the .ts one through tsx (search-worker-source.mjs). */
 function startWorker (file: string): Worker {
   const entry = import.meta.url.endsWith('.ts') ? './search-worker-source.mjs' : './search-worker.js'
-  return new Worker(new URL(entry, import.meta.url), { workerData: { file } })
+  return new Worker(new URL(entry, import.meta.url), { workerData: { file }, resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB } })
 }
 
 /**
@@ -146,10 +152,12 @@ export class SearchIndex {
   /** Changes not yet handed to the sink, and their lines. */
   #queue: SearchChange[] = []
   #queued = 0
+  #queuedChars = 0
   /** When the oldest change of the queue was queued (undefined: none waits). */
   #queuedAt: number | undefined
   /** Lines of the batch being applied, and when its oldest change was queued. */
   #sending = 0
+  #sendingChars = 0
   #sendingAt: number | undefined
   #timer: NodeJS.Timeout | undefined
   #pumping: Promise<void> | undefined
@@ -193,6 +201,7 @@ export class SearchIndex {
   clear (): void {
     this.#queue = []
     this.#queued = 0
+    this.#queuedChars = 0
     this.#queuedAt = undefined
     this.#push({ kind: 'clear' }, true)
   }
@@ -218,6 +227,9 @@ export class SearchIndex {
 
   /** Lines waiting to be indexed. */
   get pending (): number { return this.#queued + this.#sending }
+
+  /** Characters of the lines waiting to be indexed. */
+  get pendingChars (): number { return this.#queuedChars + this.#sendingChars }
 
   /** Resolves once every change queued before the call is applied (or failed). */
   async flushed (): Promise<void> {
@@ -267,6 +279,7 @@ export class SearchIndex {
     if ((!this.#enabled && !always) || this.#closed) return
     this.#queue.push(change)
     this.#queued += linesOf(change)
+    this.#queuedChars += charsOf(change)
     this.#queuedAt ??= Date.now()
     this.#timer ??= setTimeout(() => {
       this.#timer = undefined
@@ -281,8 +294,10 @@ export class SearchIndex {
         const batch = this.#queue
         this.#queue = []
         this.#sending = this.#queued
+        this.#sendingChars = this.#queuedChars
         this.#sendingAt = this.#queuedAt
         this.#queued = 0
+        this.#queuedChars = 0
         this.#queuedAt = undefined
         try {
           await this.#sink.send(batch)
@@ -291,6 +306,7 @@ export class SearchIndex {
           if (batch.some((c) => c.kind !== 'stale')) this.#queue.unshift({ kind: 'stale' })
         }
         this.#sending = 0
+        this.#sendingChars = 0
         this.#sendingAt = undefined
       }
     })().finally(() => { this.#pumping = undefined })

@@ -38,6 +38,13 @@ export type SearchChange =
   | { kind: 'remove', tenant: string, id: string }
   | { kind: 'clear' | 'complete' | 'stale' }
 
+/** Characters of the lines a change carries. */
+export function charsOf (change: SearchChange): number {
+  let chars = 0
+  if ('lines' in change) for (const line of change.lines) chars += line.length
+  return chars
+}
+
 /** Lines a change carries (a removal counts as one, a mark as none). */
 export function linesOf (change: SearchChange): number {
   return change.kind === 'remove' ? 1 : 'lines' in change ? change.lines.length : 0

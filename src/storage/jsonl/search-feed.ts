@@ -1,0 +1,105 @@
+/**
+ * Session files read into the JSONL store's search index a piece at a time (file-scan.ts): a
+ * file the listing check found changed (`SearchBackfill`, in the background, so that the check
+ * and the requests waiting for it do not wait for indexing), and every file on a rebuild. What
+ * waits to be indexed bounds how far the reading runs ahead, so that the memory a large file
+ * takes is a few pieces.
+ */
+import type { SessionStorage } from '../types.js'
+import { LineReader, PIECE_CHARS } from './file-scan.js'
+import type { SearchIndex } from './search-index.js'
+
+/** Tries at reading a file that grows meanwhile, before its documents wait for its next load. */
+export const READ_TRIES = 3
+/** Characters waiting to be indexed beyond which reading waits for the index. */
+const BACKLOG_CHARS = 2 * PIECE_CHARS
+
+export interface FeedContext {
+  storage: SessionStorage
+  search: SearchIndex
+}
+
+/**
+ * Reads `path` into the index as the lines of session `tenant/id`: the first piece replaces every
+ * earlier document of the session, the others are appended. Returns false when the file grew
+ * while it was read (an append made meanwhile indexes its own lines; the file is read again).
+ */
+export async function searchFile (ctx: FeedContext, tenant: string, id: string, path: string): Promise<boolean> {
+  const reader = new LineReader(ctx.storage, path)
+  let started = false
+  const add = async (lines: readonly string[]): Promise<void> => {
+    if (started) ctx.search.append(tenant, id, lines)
+    else ctx.search.replace(tenant, id, lines)
+    started = true
+    if (ctx.search.pendingChars > BACKLOG_CHARS) await ctx.search.flushed()
+  }
+  for await (const piece of reader.pieces()) await add(piece)
+  if (!started) await add([])
+  try {
+    return ctx.storage.statSync(path).size === reader.bytes
+  } catch {
+    return true // gone: its removal takes its documents
+  }
+}
+
+/** `searchFile`, tried again while the file grows; false when stopped or when it could not be read. */
+async function searchFileSettled (ctx: FeedContext, tenant: string, id: string, path: string, stopped: () => boolean): Promise<boolean> {
+  for (let tries = 0; tries < READ_TRIES; tries++) {
+    if (stopped()) return false
+    if (await searchFile(ctx, tenant, id, path).catch(() => true)) return true
+  }
+  return true
+}
+
+/**
+ * Files to read into the index one after another, in the background. Stopped with files left,
+ * it marks the index stale: the next start builds it anew.
+ */
+export class SearchBackfill {
+  readonly #ctx: FeedContext
+  readonly #stopped: () => boolean
+  readonly #queue: Array<{ tenant: string, id: string, path: string }> = []
+  #running: Promise<void> | undefined
+  #cut = false
+
+  constructor (ctx: FeedContext, stopped: () => boolean) {
+    this.#ctx = ctx
+    this.#stopped = stopped
+  }
+
+  add (tenant: string, id: string, path: string): void {
+    this.#queue.push({ tenant, id, path })
+    this.#running ??= this.#run().finally(() => { this.#running = undefined })
+  }
+
+  /** Resolves once every file added was read, true, or reading stopped, false. */
+  async idle (): Promise<boolean> {
+    while (this.#running !== undefined) await this.#running
+    return !this.#cut
+  }
+
+  async #run (): Promise<void> {
+    for (let file = this.#queue.shift(); file !== undefined; file = this.#queue.shift()) {
+      if (await searchFileSettled(this.#ctx, file.tenant, file.id, file.path, this.#stopped)) continue
+      this.#queue.length = 0
+      this.#cut = true
+      this.#ctx.search.markStale()
+    }
+  }
+}
+
+/**
+ * Builds the search index from every saved session file of `files` (the index was emptied
+ * before: jsonl-store.ts), `progress` told as files are read. Stops early when `stopped()` says
+ * so; resolves true when it read every file.
+ */
+export async function rebuildSearch (ctx: FeedContext, files: ReadonlyArray<{ tenant: string, id: string, path: string }>, stopped: () => boolean, progress: (done: number, total: number) => void): Promise<boolean> {
+  progress(0, files.length)
+  for (let i = 0; i < files.length; i++) {
+    const file = files[i] as typeof files[number]
+    if (!await searchFileSettled(ctx, file.tenant, file.id, file.path, stopped)) return false
+    if ((i + 1) % 100 === 0 || i + 1 === files.length) progress(i + 1, files.length)
+  }
+  await ctx.search.flushed()
+  return !stopped()
+}
