@@ -11,7 +11,7 @@
  * own that parses each line once and writes the index, so the server's thread does neither. An
  * index kept in memory is written in the server's thread instead, at most `TURN_MS` per turn of
  * the event loop. A query ranks the newest `CANDIDATES` matches (FTS5 walks a term's matches
- * newest first), so that a word in every entry costs no more than a rarer one. A search first
+ * newest first and stops there), so that a word in every entry costs little more than a rarer one. A search first
  * waits for what is queued when that is little (`CATCH_UP_LINES`), so it sees every change made
  * before it; the gauges `ss_search_lag_seconds` and `ss_search_pending` show what waits. A
  * failing index write is logged and dropped: it never touches the files, and the index is
@@ -250,19 +250,30 @@ export class SearchIndex {
     }
     const from = `FROM search_text JOIN search_docs d ON d.rowid = search_text.rowid
       JOIN sessions s ON s.tenant = d.tenant AND s.id = d.session WHERE ${where.join(' AND ')}`
-    params.floor = (this.#db.prepare(`SELECT min(at) AS floor FROM (SELECT search_text.rowid AS at ${from}
-      ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES})`).get(params) as { floor: number | null }).floor ?? 0
+    // The newest candidates and their scores in one walk: FTS5 walks a term newest first and stops at the
+    // limit, where a bound on rowid would have it read the term's every match.
     const rows = this.#db.prepare(`WITH m AS MATERIALIZED (
         SELECT d.rowid AS at, d.session, d.entry, d.type, d.role, d.ts, s.info, -bm25(search_text) AS score
-        ${from} AND search_text.rowid >= @floor)
+        ${from} ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES})
       SELECT * FROM (SELECT m.*, row_number() OVER (PARTITION BY session, entry ORDER BY score DESC) AS nth FROM m)
       WHERE nth = 1 ORDER BY score DESC, ts DESC, at DESC LIMIT @limit OFFSET @offset`).all(params) as HitRow[]
-    // Snippets of the page's hits only.
-    const snippets = new Map((this.#db.prepare(`SELECT rowid AS at, snippet(search_text, 0, '${MARK_START}', '${MARK_END}', '${ELLIPSIS}', ${SNIPPET_TOKENS}) AS snippet
-      FROM search_text WHERE search_text MATCH ? AND rowid >= ? AND rowid IN (SELECT value FROM json_each(?))`)
-      .all(params.match, params.floor, JSON.stringify(rows.slice(0, q.limit).map((r) => r.at))) as Array<{ at: number, snippet: string }>).map((r) => [r.at, r.snippet]))
+    const snippets = this.#snippets(params.match as string, rows.slice(0, q.limit).map((r) => r.at))
     for (const row of rows) row.snippet = snippets.get(row.at) ?? ''
     return { hits: rows.slice(0, q.limit).map(hitOf), more: rows.length > q.limit }
+  }
+
+  /**
+   * The snippets of the page's hits, by rowid, in one walk over their range (bounds on rowid are
+   * cast: FTS5 drops a bound bound as a double, and a lookup by rowid gathers a prefix's terms anew
+   * each time).
+   */
+  #snippets (match: string, ats: number[]): Map<number, string> {
+    if (ats.length === 0) return new Map()
+    const found = this.#db.prepare(`SELECT rowid AS at, snippet(search_text, 0, '${MARK_START}', '${MARK_END}', '${ELLIPSIS}', ${SNIPPET_TOKENS}) AS snippet
+      FROM search_text WHERE search_text MATCH ? AND rowid BETWEEN CAST(? AS INTEGER) AND CAST(? AS INTEGER)
+      AND +rowid IN (SELECT value FROM json_each(?)) ORDER BY rowid DESC`)
+      .all(match, Math.min(...ats), Math.max(...ats), JSON.stringify(ats)) as Array<{ at: number, snippet: string }>
+    return new Map(found.map((r) => [r.at, r.snippet]))
   }
 
   /** Applies what is queued, then stops the worker. */
