@@ -132,7 +132,7 @@ async function measureDisk (corpus: Corpus, o: SearchBenchOptions): Promise<Back
 }
 
 /** Stores the corpus in the database by rows, the search queue's trigger off (reindex queues it all). */
-async function seedPg (url: string, corpus: Corpus, o: SearchBenchOptions): Promise<void> {
+export async function seedPg (url: string, corpus: Corpus, o: SearchBenchOptions): Promise<void> {
   const opened = await openStore({ storage: 'postgres', dataDir: '/bench', databaseUrl: url, searchIndex: false })
   await opened.close()
   const client = new pg.Client({ connectionString: url })

@@ -2,7 +2,7 @@
  * Indexing for search on PostgreSQL against the writes it races (pg-search-queue.ts,
  * schema-search-drain.ts): a batch being written, simulated by a transaction that holds the
  * session's indexing lock and writes a document of it, neither holds up an append to the session
- * nor outlives the session's removal. A rebuild indexes every session. The gauges follow a
+ * nor outlives the session's removal. A rebuild indexes every session, batches side by side. The gauges follow a
  * catch-up batch by batch.
  */
 import pg from 'pg'
@@ -81,6 +81,9 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
       const body = [1, 2, 3].map((k) => userLine(`u${k}`, `rebuilt${i} line${k}`, k === 1 ? null : `u${k - 1}`))
       await (await opened.store.create('acme', session(`r${i}`, body))).close()
     }
+    // More positions than two batches: a rebuild indexes batches side by side, each position once.
+    const bulk = Array.from({ length: 5000 }, (_, k) => userLine(`b${k}`, `bulk entry ${k}`, k === 0 ? null : `b${k - 1}`))
+    await (await opened.store.create('acme', session('bulk', bulk))).close()
     await client.query('TRUNCATE ss_search, ss_search_queue')
     const seen: Array<[number, number]> = []
     await opened.store.reindex((done, total) => { seen.push([done, total]) })
@@ -92,6 +95,8 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
       (await opened.store.search('acme', { terms: parseQuery(words), thinking: false, offset: 0, limit: 50 })).hits.map((h) => h.sessionId).sort()
     for (let i = 0; i < 12; i++) expect(await found(`rebuilt${i}`)).toEqual([`r${i}`, `r${i}`, `r${i}`])
     expect(await found('line2')).toHaveLength(12)
+    const docs = await client.query("SELECT count(*)::int AS n, count(DISTINCT pos)::int AS positions FROM ss_search WHERE tenant = 'acme' AND session = 'bulk'")
+    expect(docs.rows[0]).toEqual({ n: 5000, positions: 5000 })
   })
 
   it('shows what waits in ss_search_pending and ss_search_lag_seconds batch by batch, down to nothing', async () => {

@@ -18,6 +18,8 @@ import { isUnavailable, query, transaction } from './pool.js'
 const POLL_MS = 200
 /** Queued positions taken at once. */
 const BATCH = 2000
+/** Batches a rebuild indexes at a time. */
+const REBUILD_LANES = 2
 /** Characters of one row's text at most: a longer document takes several rows. */
 export const CHUNK_CHARS = 50_000
 
@@ -84,6 +86,24 @@ export class SearchQueue {
     this.#running = run
     try {
       return await run
+    } finally {
+      this.#running = undefined
+    }
+  }
+
+  /**
+   * Drains the queue to its end with `lanes` batches at a time (a rebuild: the server parses one
+   * batch while the database indexes another); `progress` is told the positions of each batch.
+   */
+  async drainAll (progress: (n: number) => void, lanes = REBUILD_LANES): Promise<void> {
+    while (this.#running !== undefined) await this.#running.catch(() => 0)
+    const lane = async (): Promise<void> => {
+      for (let n = await this.#drainBatch(); n > 0 && !this.#closed; n = await this.#drainBatch()) progress(n)
+    }
+    const run = Promise.all(Array.from({ length: lanes }, lane)).then(() => 0)
+    this.#running = run
+    try {
+      await run
     } finally {
       this.#running = undefined
     }

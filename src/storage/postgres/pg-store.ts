@@ -187,7 +187,7 @@ export class PgStore implements SessionStore {
     })
     let done = 0
     progress(done, total)
-    for (let n = await this.#search.drain(); n > 0; n = await this.#search.drain()) progress(done = Math.min(total, done + n), total)
+    await this.#search.drainAll((n) => { progress(done = Math.min(total, done + n), total) })
   }
 
   follow (listener: (change: StoreChange) => void): () => void {
