@@ -6,11 +6,24 @@
  * database, and the thread ends.
  */
 import Database from 'better-sqlite3'
+import { getPriority, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { SearchWriter, type SearchChange } from './search-writer.js'
 
 /** Page cache of the worker's connection, KiB. */
 const CACHE_KB = 1024
+
+/**
+ * How much nicer this thread is than the server's: the server's own threads go first when the
+ * cores are busy, and the index catches up in the time they leave (`ss_search_lag_seconds`). On
+ * Linux a nice value is a thread's own, so the server's threads keep theirs; where it cannot be
+ * set, nothing changes.
+ */
+const NICER = 10
+
+try {
+  setPriority(Math.min(19, getPriority() + NICER))
+} catch {}
 
 const port = parentPort
 if (port === null) throw new Error('search-worker.ts runs as a worker thread')
