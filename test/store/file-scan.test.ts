@@ -21,10 +21,10 @@ const dirs: string[] = []
 const tempDir = (): string => { const d = mkdtempSync(join(tmpdir(), 'ss-scan-')); dirs.push(d); return d }
 afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }) })
 
-async function piecesOf (text: string, prefixChars = 0): Promise<{ pieces: string[][], reader: LineReader }> {
+async function piecesOf (text: string, prefixChars = 0, whole = false): Promise<{ pieces: string[][], reader: LineReader }> {
   const file = join(tempDir(), 'f.jsonl')
   writeFileSync(file, text)
-  const reader = new LineReader(new FileSessionStorage(), file, prefixChars)
+  const reader = new LineReader(new FileSessionStorage(), file, prefixChars, whole ? Buffer.byteLength(text) : undefined)
   const pieces: string[][] = []
   for await (const piece of reader.pieces()) pieces.push(piece)
   return { pieces, reader }
@@ -57,9 +57,15 @@ describe('reading a session file a piece at a time', () => {
     }
     expect(reader.bytes).toBe(Buffer.byteLength(text, 'utf8'))
     expect(reader.prefix).toBe(text.slice(0, 100))
-    // A final "\n" makes no empty last line; an empty file has no piece.
-    expect((await piecesOf('a\nb\n')).pieces).toEqual([['a', 'b']])
-    expect((await piecesOf('')).pieces).toEqual([])
+    // A final "\n" makes no empty last line; an empty file has no piece; a small file read whole gives the same.
+    for (const whole of [false, true]) {
+      expect((await piecesOf('a\nb\n', 0, whole)).pieces).toEqual([['a', 'b']])
+      expect((await piecesOf('', 0, whole)).pieces).toEqual([])
+      const small = await piecesOf('\uFEFF{"x":1}\r\nж€😀\nlast', 3, whole)
+      expect(small.pieces).toEqual([['{"x":1}\r', 'ж€😀', 'last']])
+      expect(small.reader.bytes).toBe(Buffer.byteLength('\uFEFF{"x":1}\r\nж€😀\nlast'))
+      expect(small.reader.prefix).toBe('\uFEFF{"')
+    }
   })
 
   it('gathers the listing facts the whole file parsed at once gives', () => {

@@ -16,6 +16,8 @@ import type { SessionStorage } from '../types.js'
 
 /** Characters of lines handed on at a time. */
 export const PIECE_CHARS = 1 << 20
+/** Files of at most this many bytes are read whole. */
+const WHOLE_FILE_BYTES = 1 << 20
 
 /** The lines of one file, read a chunk at a time. */
 export class LineReader {
@@ -26,11 +28,20 @@ export class LineReader {
   readonly #storage: SessionStorage
   readonly #path: string
   readonly #prefixChars: number
+  readonly #size: number | undefined
 
-  constructor (storage: SessionStorage, path: string, prefixChars = 0) {
+  /** `size`: the file's size when known; a small file is read in one call. */
+  constructor (storage: SessionStorage, path: string, prefixChars = 0, size?: number) {
     this.#storage = storage
     this.#path = path
     this.#prefixChars = prefixChars
+    this.#size = size
+  }
+
+  /** The text in chunks: one for a small file (a start may read a hundred thousand of them), else a chunk at a time. */
+  async #chunks (): Promise<AsyncIterable<string> | string[]> {
+    if (this.#size !== undefined && this.#size <= WHOLE_FILE_BYTES) return [await this.#storage.readText(this.#path)]
+    return this.#storage.readTextChunks(this.#path)
   }
 
   /**
@@ -42,7 +53,7 @@ export class LineReader {
     let first = true
     let piece: string[] = []
     let chars = 0
-    for await (let chunk of this.#storage.readTextChunks(this.#path)) {
+    for await (let chunk of await this.#chunks()) {
       this.bytes += Buffer.byteLength(chunk, 'utf8')
       if (this.prefix.length < this.#prefixChars) this.prefix += chunk.slice(0, this.#prefixChars - this.prefix.length)
       if (first && chunk.charCodeAt(0) === 0xfeff) chunk = chunk.slice(1)

@@ -171,7 +171,7 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
  * index read it too; of two files of one id, the one changed last wins.
  */
 export async function indexFile (ctx: ReconcileContext, found: Found): Promise<void> {
-  const reader = new LineReader(ctx.storage, found.path, PREFIX_READ_BYTES * 2)
+  const reader = new LineReader(ctx.storage, found.path, PREFIX_READ_BYTES * 2, found.size)
   const scan = new ListingScan()
   try {
     for await (const piece of reader.pieces()) for (const line of piece) scan.line(line)
@@ -198,7 +198,7 @@ export async function indexFile (ctx: ReconcileContext, found: Found): Promise<v
   }
   ctx.index.put(row)
   // Read again for the search index, in the background and a piece at a time (search-feed.ts).
-  ctx.backfill.add(found.tenant, item.id, found.path)
+  ctx.backfill.add({ tenant: found.tenant, id: item.id, path: found.path, size: found.size })
 }
 
 /** Another file of `id`, changed after `found`, is kept in the listing. */

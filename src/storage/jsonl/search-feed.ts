@@ -14,6 +14,9 @@ export const READ_TRIES = 3
 /** Characters waiting to be indexed beyond which reading waits for the index. */
 const BACKLOG_CHARS = 2 * PIECE_CHARS
 
+/** A session file to read: its session, path and size when known (a small file is read in one call). */
+export interface FileToRead { tenant: string, id: string, path: string, size?: number }
+
 export interface FeedContext {
   storage: SessionStorage
   search: SearchIndex
@@ -24,8 +27,9 @@ export interface FeedContext {
  * earlier document of the session, the others are appended. Returns false when the file grew
  * while it was read (an append made meanwhile indexes its own lines; the file is read again).
  */
-export async function searchFile (ctx: FeedContext, tenant: string, id: string, path: string): Promise<boolean> {
-  const reader = new LineReader(ctx.storage, path)
+export async function searchFile (ctx: FeedContext, file: FileToRead): Promise<boolean> {
+  const { tenant, id, path } = file
+  const reader = new LineReader(ctx.storage, path, 0, file.size)
   let started = false
   const add = async (lines: readonly string[]): Promise<void> => {
     if (started) ctx.search.append(tenant, id, lines)
@@ -42,11 +46,11 @@ export async function searchFile (ctx: FeedContext, tenant: string, id: string, 
   }
 }
 
-/** `searchFile`, tried again while the file grows; false when stopped or when it could not be read. */
-async function searchFileSettled (ctx: FeedContext, tenant: string, id: string, path: string, stopped: () => boolean): Promise<boolean> {
+/** `searchFile`, tried again while the file grows (at its new size); false when stopped. */
+async function searchFileSettled (ctx: FeedContext, file: FileToRead, stopped: () => boolean): Promise<boolean> {
   for (let tries = 0; tries < READ_TRIES; tries++) {
     if (stopped()) return false
-    if (await searchFile(ctx, tenant, id, path).catch(() => true)) return true
+    if (await searchFile(ctx, tries === 0 ? file : { ...file, size: undefined }).catch(() => true)) return true
   }
   return true
 }
@@ -58,7 +62,7 @@ async function searchFileSettled (ctx: FeedContext, tenant: string, id: string, 
 export class SearchBackfill {
   readonly #ctx: FeedContext
   readonly #stopped: () => boolean
-  readonly #queue: Array<{ tenant: string, id: string, path: string }> = []
+  readonly #queue: FileToRead[] = []
   #running: Promise<void> | undefined
   #cut = false
 
@@ -67,8 +71,8 @@ export class SearchBackfill {
     this.#stopped = stopped
   }
 
-  add (tenant: string, id: string, path: string): void {
-    this.#queue.push({ tenant, id, path })
+  add (file: FileToRead): void {
+    this.#queue.push(file)
     this.#running ??= this.#run().finally(() => { this.#running = undefined })
   }
 
@@ -79,12 +83,14 @@ export class SearchBackfill {
   }
 
   async #run (): Promise<void> {
-    for (let file = this.#queue.shift(); file !== undefined; file = this.#queue.shift()) {
-      if (await searchFileSettled(this.#ctx, file.tenant, file.id, file.path, this.#stopped)) continue
-      this.#queue.length = 0
+    // Taken by position, not `shift`: a start can find a hundred thousand files, and each shift moves the rest.
+    for (let at = 0; at < this.#queue.length; at++) {
+      if (await searchFileSettled(this.#ctx, this.#queue[at] as FileToRead, this.#stopped)) continue
       this.#cut = true
       this.#ctx.search.markStale()
+      break
     }
+    this.#queue.length = 0
   }
 }
 
@@ -93,11 +99,10 @@ export class SearchBackfill {
  * before: jsonl-store.ts), `progress` told as files are read. Stops early when `stopped()` says
  * so; resolves true when it read every file.
  */
-export async function rebuildSearch (ctx: FeedContext, files: ReadonlyArray<{ tenant: string, id: string, path: string }>, stopped: () => boolean, progress: (done: number, total: number) => void): Promise<boolean> {
+export async function rebuildSearch (ctx: FeedContext, files: readonly FileToRead[], stopped: () => boolean, progress: (done: number, total: number) => void): Promise<boolean> {
   progress(0, files.length)
   for (let i = 0; i < files.length; i++) {
-    const file = files[i] as typeof files[number]
-    if (!await searchFileSettled(ctx, file.tenant, file.id, file.path, stopped)) return false
+    if (!await searchFileSettled(ctx, files[i] as FileToRead, stopped)) return false
     if ((i + 1) % 100 === 0 || i + 1 === files.length) progress(i + 1, files.length)
   }
   await ctx.search.flushed()
