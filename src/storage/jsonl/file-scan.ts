@@ -17,7 +17,7 @@ import type { SessionStorage } from '../types.js'
 /** Characters of lines handed on at a time. */
 export const PIECE_CHARS = 1 << 20
 /** Files of at most this many bytes are read whole. */
-const WHOLE_FILE_BYTES = 1 << 20
+export const WHOLE_FILE_BYTES = 1 << 20
 
 /** The lines of one file, read a chunk at a time. */
 export class LineReader {

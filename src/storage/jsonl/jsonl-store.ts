@@ -108,7 +108,11 @@ export class JsonlStore implements SessionStore {
         if (this.#open.get(key) === journal) this.#open.delete(key)
       },
     }
-    this.#backfill = new SearchBackfill(this.#ctx, () => this.#closing)
+    // A file left unread by a stop is checked again at the next start, which then reads it.
+    this.#backfill = new SearchBackfill(this.#ctx, () => this.#closing, (file) => {
+      const row = this.#index.get(file.tenant, file.id)
+      if (row !== undefined) this.#index.put({ ...row, checked: 0 })
+    })
     this.#reconciled = reconcile(this.#reconcileContext(), closedAt, () => this.#closing)
       .then((complete) => { this.#complete = complete })
       .catch((err: unknown) => { this.#log.error({ err }, 'Checking the session index against the files failed') })
@@ -298,10 +302,11 @@ export class JsonlStore implements SessionStore {
   async #close (): Promise<void> {
     this.#closing = true
     await this.#reconciled
-    await this.#backfill.idle()
+    const searched = await this.#backfill.idle()
     await this.#search.done
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
-    if (this.#complete) this.#index.markClosed(Date.now())
+    // Without the mark the next start looks at every file, so it finds those the backfill left.
+    if (this.#complete && searched) this.#index.markClosed(Date.now())
     await this.#search.index.close()
     this.#index.close()
   }

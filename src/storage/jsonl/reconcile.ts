@@ -19,7 +19,7 @@ import { PREFIX_READ_BYTES } from '../../session/types.js'
 import { tenantRoot } from '../paths.js'
 import { SessionPrefix } from '../session-head.js'
 import type { SessionStorage } from '../types.js'
-import { LineReader, ListingScan } from './file-scan.js'
+import { LineReader, ListingScan, WHOLE_FILE_BYTES } from './file-scan.js'
 import type { IndexRow, ListingIndex } from './listing-index.js'
 import type { SearchIndex } from './search-index.js'
 import type { SearchBackfill } from './search-feed.js'
@@ -167,14 +167,19 @@ export async function reconcile (ctx: ReconcileContext, since: number | undefine
 }
 
 /**
- * Indexes one file from its content, read a piece at a time (file-scan.ts), and has the search
- * index read it too; of two files of one id, the one changed last wins.
+ * Indexes one file from its content, read a piece at a time (file-scan.ts), and hands its lines
+ * to the search index; of two files of one id, the one changed last wins.
  */
 export async function indexFile (ctx: ReconcileContext, found: Found): Promise<void> {
   const reader = new LineReader(ctx.storage, found.path, PREFIX_READ_BYTES * 2, found.size)
   const scan = new ListingScan()
+  // A small file's lines go to the search index as read; a large one's are read again, a piece at a time.
+  let lines: string[] | undefined = found.size <= WHOLE_FILE_BYTES ? [] : undefined
   try {
-    for await (const piece of reader.pieces()) for (const line of piece) scan.line(line)
+    for await (const piece of reader.pieces()) {
+      for (const line of piece) scan.line(line)
+      lines = lines?.concat(piece)
+    }
   } catch {
     return
   }
@@ -197,8 +202,17 @@ export async function indexFile (ctx: ReconcileContext, found: Found): Promise<v
     checked: Date.now(),
   }
   ctx.index.put(row)
-  // Read again for the search index, in the background and a piece at a time (search-feed.ts).
-  ctx.backfill.add({ tenant: found.tenant, id: item.id, path: found.path, size: found.size })
+  if (lines !== undefined && statSize(ctx, found.path) === reader.bytes) ctx.search.replace(found.tenant, item.id, lines)
+  else ctx.backfill.add({ tenant: found.tenant, id: item.id, path: found.path, size: found.size })
+}
+
+/** The file's size now; -1 when it is gone. */
+function statSize (ctx: ReconcileContext, path: string): number {
+  try {
+    return ctx.storage.statSync(path).size
+  } catch {
+    return -1
+  }
 }
 
 /** Another file of `id`, changed after `found`, is kept in the listing. */

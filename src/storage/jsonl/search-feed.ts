@@ -57,18 +57,20 @@ async function searchFileSettled (ctx: FeedContext, file: FileToRead, stopped: (
 
 /**
  * Files to read into the index one after another, in the background. Stopped with files left,
- * it marks the index stale: the next start builds it anew.
+ * it hands each of them to `cut` (the store has the next start read them again).
  */
 export class SearchBackfill {
   readonly #ctx: FeedContext
   readonly #stopped: () => boolean
+  readonly #cut: (file: FileToRead) => void
   readonly #queue: FileToRead[] = []
   #running: Promise<void> | undefined
-  #cut = false
+  #whole = true
 
-  constructor (ctx: FeedContext, stopped: () => boolean) {
+  constructor (ctx: FeedContext, stopped: () => boolean, cut: (file: FileToRead) => void) {
     this.#ctx = ctx
     this.#stopped = stopped
+    this.#cut = cut
   }
 
   add (file: FileToRead): void {
@@ -79,15 +81,15 @@ export class SearchBackfill {
   /** Resolves once every file added was read, true, or reading stopped, false. */
   async idle (): Promise<boolean> {
     while (this.#running !== undefined) await this.#running
-    return !this.#cut
+    return this.#whole
   }
 
   async #run (): Promise<void> {
     // Taken by position, not `shift`: a start can find a hundred thousand files, and each shift moves the rest.
     for (let at = 0; at < this.#queue.length; at++) {
       if (await searchFileSettled(this.#ctx, this.#queue[at] as FileToRead, this.#stopped)) continue
-      this.#cut = true
-      this.#ctx.search.markStale()
+      this.#whole = false
+      for (const file of this.#queue.slice(at)) this.#cut(file)
       break
     }
     this.#queue.length = 0
