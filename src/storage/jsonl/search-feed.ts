@@ -75,7 +75,15 @@ export class SearchBackfill {
 
   add (file: FileToRead): void {
     this.#queue.push(file)
-    this.#running ??= this.#run().finally(() => { this.#running = undefined })
+    this.#start()
+  }
+
+  /** Runs through the queue; a file added while a run was ending starts the next run. */
+  #start (): void {
+    this.#running ??= this.#run().finally(() => {
+      this.#running = undefined
+      if (this.#queue.length > 0) this.#start()
+    })
   }
 
   /** Resolves once every file added was read, true, or reading stopped, false. */
