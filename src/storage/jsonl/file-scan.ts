@@ -100,11 +100,6 @@ export class ListingScan {
     if (this.#head.length === 2 || !isTitleSlot(this.#head[0])) this.#settle()
   }
 
-  /** The header's id once it is known: a valid header was read. */
-  get id (): string | undefined {
-    return isValidHeader(this.#header) ? this.#header.id : undefined
-  }
-
   /** The listing item of what was fed; undefined without a valid header. */
   item (dataDir: string, modifiedMs: number): ListingItem | undefined {
     if (this.#summary === undefined) this.#settle()

@@ -10,7 +10,7 @@ import { LineReader, PIECE_CHARS } from './file-scan.js'
 import type { SearchIndex } from './search-index.js'
 
 /** Tries at reading a file that grows meanwhile, before its documents wait for its next load. */
-export const READ_TRIES = 3
+const READ_TRIES = 3
 /** Characters waiting to be indexed beyond which reading waits for the index. */
 const BACKLOG_CHARS = 2 * PIECE_CHARS
 
