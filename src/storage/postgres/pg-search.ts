@@ -45,19 +45,23 @@ export async function searchLog (pool: pg.Pool, tenant: string, q: SearchQuery):
   const cwd = q.cwd === undefined ? '' : `AND s.cwd = $${values.push(JSON.stringify(q.cwd))}`
   let rows: HitRow[]
   try {
+    // The candidates are sorted narrow (no text, no listing facts): wide rows made the newest-first
+    // sort spill to disk. The sessions are a semi-join; their facts come with the page only.
     rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${tsquery} AS q),
       candidates AS MATERIALIZED (
-        SELECT x.session, x.pos, x.part, x.chunk, x.entry_id, x.type, x.role, x.ts, x.seq, x.tsv, s.info
-        FROM ss_search x JOIN ss_sessions s ON s.tenant = x.tenant AND s.id = x.session AND s.info IS NOT NULL ${cwd}
-        WHERE ${where.join(' AND ')} ORDER BY x.seq DESC LIMIT ${CANDIDATES}),
+        SELECT x.session, x.pos, x.part, x.chunk, x.ts, x.seq, x.tsv FROM ss_search x
+        WHERE ${where.join(' AND ')}
+          AND EXISTS (SELECT 1 FROM ss_sessions s WHERE s.tenant = x.tenant AND s.id = x.session AND s.info IS NOT NULL ${cwd})
+        ORDER BY x.seq DESC LIMIT ${CANDIDATES}),
       ranked AS (
-        SELECT c.*, ts_rank(c.tsv, q.q) AS score,
+        SELECT c.session, c.pos, c.part, c.chunk, c.ts, c.seq, ts_rank(c.tsv, q.q) AS score,
           row_number() OVER (PARTITION BY c.session, c.pos ORDER BY ts_rank(c.tsv, q.q) DESC, c.part, c.chunk) AS nth
         FROM candidates c, q),
       page AS (SELECT * FROM ranked WHERE nth = 1 ORDER BY score DESC, ts DESC, seq DESC LIMIT $2 OFFSET $3)
-      SELECT p.session, p.entry_id, p.type, p.role, p.ts, p.info, p.score::float8 AS score,
+      SELECT p.session, x.entry_id, x.type, x.role, p.ts, s.info, p.score::float8 AS score,
         ts_headline('ss_search', x.body, q.q, '${HEADLINE}') AS snippet
-      FROM page p JOIN ss_search x ON x.tenant = $1 AND x.session = p.session AND x.pos = p.pos AND x.part = p.part AND x.chunk = p.chunk, q
+      FROM page p JOIN ss_search x ON x.tenant = $1 AND x.session = p.session AND x.pos = p.pos AND x.part = p.part AND x.chunk = p.chunk
+        JOIN ss_sessions s ON s.tenant = $1 AND s.id = p.session, q
       ORDER BY p.score DESC, p.ts DESC, p.seq DESC`, values)).rows
   } catch (err) {
     // A query text PostgreSQL cannot take (it names why) is the client's: 400, never 500.
