@@ -7,6 +7,9 @@
  * watching costs the request nothing on its way (no `data` listener, which would start the stream
  * before its parser listens). While the server is not reading (the body is buffered or paused by
  * backpressure, e.g. a blob written to a slow disk), the clock restarts: that wait is not the client's.
+ * A request is taken into the sweep's set only when its body is still arriving at the end of the
+ * turn it came in: most bodies come in the packet of their headers, and holding every request (its
+ * socket, request and response) until the next sweep kept them alive past the young generation.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
@@ -35,6 +38,8 @@ export class StalledBodies {
   readonly #stallMs: number
   readonly #onStall: StalledBodiesOptions['onStall']
   readonly #watched = new Set<Watched>()
+  /** Requests of this turn, looked at once it ends (`#settle`). */
+  #fresh: Watched[] = []
   readonly #timer: NodeJS.Timeout
 
   constructor ({ stallMs, onStall }: StalledBodiesOptions) {
@@ -45,18 +50,26 @@ export class StalledBodies {
   }
 
   /** Requests watched now. */
-  get size (): number { return this.#watched.size }
+  get size (): number { return this.#watched.size + this.#fresh.length }
 
   /** Watches `req` until its body is complete, its socket closes or an answer starts. */
   watch (req: IncomingMessage, res: ServerResponse): void {
     const socket = req.socket
-    this.#watched.add({ req, res, socket, since: performance.now(), bytes: socket.bytesRead })
+    if (this.#fresh.length === 0) setImmediate(this.#settle)
+    this.#fresh.push({ req, res, socket, since: performance.now(), bytes: socket.bytesRead })
+  }
+
+  /** Keeps watching the requests of the turn that ended whose body is still arriving. */
+  readonly #settle = (): void => {
+    const fresh = this.#fresh
+    this.#fresh = []
+    for (const w of fresh) if (!done(w)) this.#watched.add(w)
   }
 
   /** One pass over the watched requests at time `now` (ms, `performance.now()`). */
   sweep (now: number): void {
     for (const w of this.#watched) {
-      if (w.req.complete || w.socket.destroyed || w.res.headersSent) {
+      if (done(w)) {
         this.#watched.delete(w)
       } else if (w.req.readableFlowing !== true || w.req.readableLength > 0 || w.socket.bytesRead - w.bytes >= MIN_BODY_BYTES) {
         w.since = now
@@ -71,5 +84,9 @@ export class StalledBodies {
   close (): void {
     clearInterval(this.#timer)
     this.#watched.clear()
+    this.#fresh = []
   }
 }
+
+/** The body arrived whole, the socket closed or the answer started: nothing left to watch. */
+const done = (w: Watched): boolean => w.req.complete || w.socket.destroyed || w.res.headersSent
