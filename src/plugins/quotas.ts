@@ -29,29 +29,40 @@ async function quotas (app: FastifyInstance): Promise<void> {
     route.schema = { ...schema, response: { ...schema.response, ...problemResponses(413, 507) } }
   })
 
-  app.addHook('onRequest', async (req: FastifyRequest) => {
-    const kind = req.routeOptions.config.quota
-    if (kind === undefined || req.tenant === null) return
-    const { bytes: byteLimit, sessions: sessionLimit } = app.hygiene.policy(req.tenant.name).quota
-    const countsSessions = sessionLimit > 0 && (kind === 'session' || (kind === 'file' && !await app.hygiene.exists(req.tenant.name, idOf(req))))
-    if (byteLimit === 0 && !countsSessions) return
-    const usage = await app.hygiene.usage.of(req.tenant.name, req.tenant.blobs)
+  /** The refusal of a request whose tenant stores its quota, or would with this body; undefined to go on. */
+  const refusal = async (req: FastifyRequest, kind: string, byteLimit: number, sessionLimit: number): Promise<Error | undefined> => {
+    const tenant = req.tenant
+    const countsSessions = sessionLimit > 0 && (kind === 'session' || (kind === 'file' && !await app.hygiene.exists(tenant.name, idOf(req))))
+    if (byteLimit === 0 && !countsSessions) return undefined
+    const usage = await app.hygiene.usage.of(tenant.name, tenant.blobs)
     const incoming = bodyBytes(req)
     if (byteLimit > 0) {
       const facts: QuotaFacts = { resource: 'bytes', usage: usage.bytes, limit: byteLimit }
-      if (incoming > byteLimit) throw withQuota(new QuotaBodyTooLarge(incoming, byteLimit), facts)
-      if (usage.bytes + incoming > byteLimit) throw withQuota(new QuotaExceeded('byte', usage.bytes, byteLimit), facts)
+      if (incoming > byteLimit) return withQuota(new QuotaBodyTooLarge(incoming, byteLimit), facts)
+      if (usage.bytes + incoming > byteLimit) return withQuota(new QuotaExceeded('byte', usage.bytes, byteLimit), facts)
     }
     if (countsSessions && usage.sessions >= sessionLimit) {
-      throw withQuota(new QuotaExceeded('session', usage.sessions, sessionLimit), { resource: 'sessions', usage: usage.sessions, limit: sessionLimit })
+      return withQuota(new QuotaExceeded('session', usage.sessions, sessionLimit), { resource: 'sessions', usage: usage.sessions, limit: sessionLimit })
     }
+    return undefined
+  }
+
+  // Callback style: both hooks run on every write, and a tenant without quotas needs no promise.
+  app.addHook('onRequest', (req: FastifyRequest, _reply: FastifyReply, done: (err?: Error) => void) => {
+    const kind = req.routeOptions.config.quota
+    if (kind === undefined || req.tenant === null) return done()
+    const { bytes, sessions } = app.hygiene.policy(req.tenant.name).quota
+    if (bytes === 0 && sessions === 0) return done()
+    refusal(req, kind, bytes, sessions).then((err) => { done(err) }, done)
   })
 
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (req.tenant === null || reply.statusCode >= 300) return
-    const kind = req.routeOptions.config.quota
-    if (kind !== undefined) app.hygiene.usage.charge(req.tenant.name, bodyBytes(req), kind !== 'data' && reply.statusCode === 201 ? 1 : 0)
-    else if (req.method === 'DELETE') app.hygiene.usage.forget(req.tenant.name)
+  app.addHook('onSend', (req: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: null, payload: unknown) => void) => {
+    if (req.tenant !== null && reply.statusCode < 300) {
+      const kind = req.routeOptions.config.quota
+      if (kind !== undefined) app.hygiene.usage.charge(req.tenant.name, bodyBytes(req), kind !== 'data' && reply.statusCode === 201 ? 1 : 0)
+      else if (req.method === 'DELETE') app.hygiene.usage.forget(req.tenant.name)
+    }
+    done(null, payload)
   })
 }
 
