@@ -17,6 +17,21 @@ export function isoOf (value: unknown): string {
   return Number.isNaN(date.getTime()) ? String(value ?? '') : date.toISOString()
 }
 
+/** Header timestamps and their `isoOf`, for the listing item that every append makes anew. */
+const createdTexts = new Map<string, string>()
+const CREATED_TEXTS_MAX = 4096
+
+/** `isoOf(value)`, remembered for string values (parsing a date costs more than the rest of the item). */
+function createdOf (value: unknown): string {
+  if (typeof value !== 'string') return isoOf(value)
+  let text = createdTexts.get(value)
+  if (text === undefined) {
+    if (createdTexts.size >= CREATED_TEXTS_MAX) createdTexts.clear()
+    createdTexts.set(value, text = isoOf(value))
+  }
+  return text
+}
+
 /**
  * Most UTF-16 code units of `firstMessage` and `title` in a listing item (API.md "SessionInfo"),
  * which listings and `/v1/events` send: a session's first message can be megabytes.
@@ -44,7 +59,7 @@ export function listingItem (header: SessionHeader | FileRecord, summary: Sessio
   const info: ListingItem = {
     id: String(header.id),
     cwd: typeof header.cwd === 'string' ? header.cwd : '',
-    created: isoOf(header.timestamp),
+    created: createdOf(header.timestamp),
     modifiedMs,
     messageCount: summary.messageCount,
     firstMessage: cutText(summary.firstMessage ?? NO_MESSAGES, LISTING_TEXT_MAX),

@@ -58,7 +58,8 @@ export class SessionPrefix {
 
   /** More text was appended to the session. */
   grow (text: string): void {
-    if (Buffer.byteLength(this.#text, 'utf8') >= PREFIX_READ_BYTES) return
+    // A string takes at least as many UTF-8 bytes as it has code units: counting is for short ones.
+    if (this.#text.length >= PREFIX_READ_BYTES || Buffer.byteLength(this.#text, 'utf8') >= PREFIX_READ_BYTES) return
     this.#text += text
     this.#name = undefined
   }
