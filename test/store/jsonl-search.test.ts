@@ -8,11 +8,13 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSyn
 import os from 'node:os'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { renderMetrics } from '../../src/metrics/instruments.js'
 import { parseQuery } from '../../src/search/query.js'
 import { FileSessionStorage } from '../../src/storage/index.js'
 import { JsonlStore } from '../../src/storage/jsonl/jsonl-store.js'
+import { BACKLOG_CHARS } from '../../src/storage/jsonl/search-feed.js'
+import { SearchIndex } from '../../src/storage/jsonl/search-index.js'
 import { recordingLogger, type LogLine } from '../helpers/session-env.js'
 import { header, item, lines, session, textOf, userLine } from './contract.js'
 
@@ -72,6 +74,42 @@ describe('the disk search index', () => {
     store = open(dir)
     await settled(store, 'quokka', ['agent/q', 'late/l', 's0/a', 's1/a', 's2/a'])
     await store.close()
+  })
+
+  it('is built at a first start with little waiting at a time, and a reindex meanwhile joins that build', async () => {
+    const dir = tempDir()
+    mkdirSync(join(dir, 'sessions', '--many--'), { recursive: true })
+    // Files an agent wrote, together three times what may wait to be indexed, each small enough to be read whole.
+    const filler = 'lorem ipsum '.repeat(1000)
+    let chars = 0
+    let n = 0
+    for (; chars < 3 * BACKLOG_CHARS; n++) {
+      const body = [header(`m${n}`, { cwd: '/many' }), userLine('first', `echidna ${n}`)]
+      for (let i = 0; i < 20; i++) body.push(userLine(`f${i}`, filler, i === 0 ? 'first' : `f${i - 1}`))
+      const text = body.join('\n') + '\n'
+      chars += text.length
+      writeFileSync(join(dir, 'sessions', '--many--', `2026-03-14T15-04-07-123Z_m${n}.jsonl`), text)
+    }
+    const waiting: number[] = []
+    const spied = vi.spyOn(SearchIndex.prototype, 'pendingChars', 'get')
+    const clear = vi.spyOn(SearchIndex.prototype, 'clear')
+    try {
+      const store = open(dir)
+      await store.ready()
+      await store.reindex(() => {})
+      waiting.push(...spied.mock.results.map((r) => r.value as number))
+      // Emptied once, when the index was found missing: the reindex waited for the build under way.
+      expect(clear).toHaveBeenCalledTimes(1)
+      expect(gauge((await renderMetrics()).body, 'ss_search_pending')).toBe(0)
+      expect((await hits(store, 'echidna')).length).toBe(Math.min(n, 50))
+      await store.close()
+    } finally {
+      spied.mockRestore()
+      clear.mockRestore()
+    }
+    // What waited never held more than the backlog and a file each from the check and from the reading
+    // after it: files beyond it were read again later (all of them waited at once before).
+    expect(Math.max(...waiting)).toBeLessThanOrEqual(BACKLOG_CHARS + 2 * chars / n)
   })
 
   it('shows what waits in ss_search_pending and ss_search_lag_seconds, and catches up', async () => {

@@ -22,7 +22,7 @@ import type { SessionStorage } from '../types.js'
 import { LineReader, ListingScan, WHOLE_FILE_BYTES } from './file-scan.js'
 import type { IndexRow, ListingIndex } from './listing-index.js'
 import type { SearchIndex } from './search-index.js'
-import type { SearchBackfill } from './search-feed.js'
+import { BACKLOG_CHARS, type SearchBackfill } from './search-feed.js'
 
 /** A file whose mtime is at most this far past its last check counts as unchanged (clock and file-system granularity). */
 const MTIME_SLACK_MS = 2000
@@ -202,7 +202,9 @@ export async function indexFile (ctx: ReconcileContext, found: Found): Promise<v
     checked: Date.now(),
   }
   ctx.index.put(row)
-  if (lines !== undefined && statSize(ctx, found.path) === reader.bytes) ctx.search.replace(found.tenant, item.id, lines)
+  // With much waiting to be indexed (a first start reads every file), the file is read again later
+  // instead of held: the check goes on at its own pace, in bounded memory.
+  if (lines !== undefined && ctx.search.pendingChars <= BACKLOG_CHARS && statSize(ctx, found.path) === reader.bytes) ctx.search.replace(found.tenant, item.id, lines)
   else ctx.backfill.add({ tenant: found.tenant, id: item.id, path: found.path, size: found.size })
 }
 

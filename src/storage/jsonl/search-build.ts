@@ -47,6 +47,8 @@ export class JsonlSearch {
     this.#running = true
     this.done = (async () => {
       if (await hooks.checked() && (hooks.fresh || await hooks.rebuild((done, total) => { this.#progress(done, total) }))) this.index.markComplete()
+      // Over once the index holds it all, not once it is queued: a `reindex` meanwhile joins the build.
+      await this.index.flushed()
     })().catch((err: unknown) => { this.#log.error({ err }, 'Building the search index failed') })
       .finally(() => { this.#running = false })
   }

@@ -12,7 +12,7 @@ import type { SearchIndex } from './search-index.js'
 /** Tries at reading a file that grows meanwhile, before its documents wait for its next load. */
 const READ_TRIES = 3
 /** Characters waiting to be indexed beyond which reading waits for the index. */
-const BACKLOG_CHARS = 2 * PIECE_CHARS
+export const BACKLOG_CHARS = 2 * PIECE_CHARS
 
 /** A session file to read: its session, path and size when known (a small file is read in one call). */
 export interface FileToRead { tenant: string, id: string, path: string, size?: number }
@@ -35,7 +35,7 @@ export async function searchFile (ctx: FeedContext, file: FileToRead): Promise<b
     if (started) ctx.search.append(tenant, id, lines)
     else ctx.search.replace(tenant, id, lines)
     started = true
-    if (ctx.search.pendingChars > BACKLOG_CHARS) await ctx.search.flushed()
+    await ctx.search.room(BACKLOG_CHARS)
   }
   for await (const piece of reader.pieces()) await add(piece)
   if (!started) await add([])

@@ -161,6 +161,8 @@ export class SearchIndex {
   #sendingAt: number | undefined
   #timer: NodeJS.Timeout | undefined
   #pumping: Promise<void> | undefined
+  /** Settles once the batch being applied is (or failed). */
+  #inFlight: Promise<void> = Promise.resolve()
   #closed = false
   readonly #gauges: Array<() => void>
 
@@ -238,11 +240,29 @@ export class SearchIndex {
     while (this.#queue.length > 0 || this.#pumping !== undefined) await this.#pump()
   }
 
+  /**
+   * Resolves once at most `chars` characters wait to be indexed, the batch being applied
+   * included: a reader that waits for this before it queues more stays that far ahead of the
+   * index, and the index is never left without a batch meanwhile.
+   */
+  async room (chars: number): Promise<void> {
+    while (this.pendingChars > chars && !this.#closed) {
+      if (this.#pumping === undefined) {
+        clearTimeout(this.#timer)
+        this.#timer = undefined
+        void this.#pump()
+      }
+      await this.#inFlight
+    }
+  }
+
   /** One page of hits (src/storage/store.ts `search`). */
   async search (tenant: string, q: SearchQuery): Promise<SearchPage> {
     if (this.pending <= CATCH_UP_LINES) await this.flushed()
     const where = ['search_text MATCH @match', 'd.tenant = @tenant']
-    const params: Record<string, unknown> = { match: matchOf(q.terms), tenant, limit: q.limit + 1, offset: q.offset }
+    // A hit holds no excluded word: what ranks it and marks its snippet are the wanted words alone.
+    const wanted = matchOf(q.terms.filter((t) => !t.exclude))
+    const params: Record<string, unknown> = { match: matchOf(q.terms), wanted, tenant, limit: q.limit + 1, offset: q.offset }
     if (!q.thinking) where.push(`d.part = ${PART_TEXT}`)
     if (q.cwd !== undefined) {
       where.push('s.cwd = @cwd')
@@ -250,14 +270,24 @@ export class SearchIndex {
     }
     const from = `FROM search_text JOIN search_docs d ON d.rowid = search_text.rowid
       JOIN sessions s ON s.tenant = d.tenant AND s.id = d.session WHERE ${where.join(' AND ')}`
-    // The newest candidates and their scores in one walk: FTS5 walks a term newest first and stops at the
-    // limit, where a bound on rowid would have it read the term's every match.
-    const rows = this.#db.prepare(`WITH m AS MATERIALIZED (
-        SELECT d.rowid AS at, d.session, d.entry, d.type, d.role, d.ts, s.info, -bm25(search_text) AS score
-        ${from} ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES})
-      SELECT * FROM (SELECT m.*, row_number() OVER (PARTITION BY session, entry ORDER BY score DESC) AS nth FROM m)
-      WHERE nth = 1 ORDER BY score DESC, ts DESC, at DESC LIMIT @limit OFFSET @offset`).all(params) as HitRow[]
-    const snippets = this.#snippets(params.match as string, rows.slice(0, q.limit).map((r) => r.at))
+    // The newest candidates in one walk: FTS5 walks a term newest first and stops at the limit, where a
+    // bound on rowid would have it read the term's every match. bm25 counts the matches of every word of
+    // its query, so with excluded words the candidates are scored by a second walk of the wanted ones
+    // over their range, the excluded words' matches never counted. The candidates carry only what ranks
+    // them; the page's rows fetch the rest (2,000 copies of a session's listing row took a third of a query).
+    const candidates = wanted === params.match
+      ? `m AS MATERIALIZED (SELECT d.rowid AS at, d.session, d.entry, d.ts, -bm25(search_text) AS score
+          ${from} ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES})`
+      : `c AS MATERIALIZED (SELECT d.rowid AS at, d.session, d.entry, d.ts ${from} ORDER BY search_text.rowid DESC LIMIT ${CANDIDATES}),
+        r AS MATERIALIZED (SELECT rowid AS at, -bm25(search_text) AS score FROM search_text WHERE search_text MATCH @wanted
+          AND rowid BETWEEN CAST((SELECT min(at) FROM c) AS INTEGER) AND CAST((SELECT max(at) FROM c) AS INTEGER)),
+        m AS (SELECT c.*, r.score FROM c JOIN r ON r.at = c.at)`
+    const rows = this.#db.prepare(`WITH ${candidates},
+      page AS (SELECT * FROM (SELECT m.*, row_number() OVER (PARTITION BY session, entry ORDER BY score DESC) AS nth FROM m)
+        WHERE nth = 1 ORDER BY score DESC, ts DESC, at DESC LIMIT @limit OFFSET @offset)
+      SELECT page.*, d.type, d.role, s.info FROM page JOIN search_docs d ON d.rowid = page.at
+        JOIN sessions s ON s.tenant = @tenant AND s.id = page.session ORDER BY score DESC, ts DESC, at DESC`).all(params) as HitRow[]
+    const snippets = this.#snippets(wanted, rows.slice(0, q.limit).map((r) => r.at))
     for (const row of rows) row.snippet = snippets.get(row.at) ?? ''
     return { hits: rows.slice(0, q.limit).map(hitOf), more: rows.length > q.limit }
   }
@@ -310,8 +340,10 @@ export class SearchIndex {
         this.#queued = 0
         this.#queuedChars = 0
         this.#queuedAt = undefined
+        const sent = this.#sink.send(batch)
+        this.#inFlight = sent.then(() => {}, () => {})
         try {
-          await this.#sink.send(batch)
+          await sent
         } catch (err) {
           this.#log.error({ err }, 'Indexing sessions for search failed; the index is rebuilt at the next start')
           if (batch.some((c) => c.kind !== 'stale')) this.#queue.unshift({ kind: 'stale' })

@@ -68,7 +68,8 @@ export class SearchWriter {
       dropTitleDocs: db.prepare(`DELETE FROM ${t('search_docs')} WHERE tenant = ? AND session = ? AND type = 'session'`),
       setMark: db.prepare(`INSERT OR REPLACE INTO ${t('search_marks')} (name, value) VALUES ('complete', ?)`),
       dropMark: db.prepare(`DELETE FROM ${t('search_marks')} WHERE name = 'complete'`),
-      clear: [`DELETE FROM ${t('search_docs')}`, `DELETE FROM ${t('search_text')}`].map((sql) => db.prepare(sql)),
+      // Dropped and made anew: deleting the rows of an FTS5 table tokenizes each of them again.
+      clear: `DROP TABLE ${t('search_text')}; DROP TABLE ${t('search_docs')}; ${searchSchema(schema)}`,
     }
   }
 
@@ -89,7 +90,7 @@ export class SearchWriter {
     const s = this.#s
     if (change.kind === 'clear') {
       s.dropMark.run()
-      for (const statement of s.clear) statement.run()
+      this.#db.exec(s.clear)
     } else if (change.kind === 'complete') s.setMark.run(SEARCH_VERSION)
     else if (change.kind === 'stale') s.dropMark.run()
     if (!('id' in change)) return
