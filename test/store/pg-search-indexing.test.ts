@@ -11,7 +11,7 @@ import { openStore, type OpenedStore } from '../../src/storage/open-store.js'
 import { createTestDatabase, pgAvailable, type TestDatabase } from '../helpers/pg.js'
 import { renderMetrics } from '../../src/metrics/instruments.js'
 import { parseQuery } from '../../src/search/query.js'
-import { item, lines, session, userLine } from './contract.js'
+import { header, item, lines, session, userLine } from './contract.js'
 
 /** Opens a transaction that indexes a document of `id` as a batch would, and leaves it open. */
 async function batchInProgress (client: pg.Client, id: string): Promise<void> {
@@ -81,6 +81,7 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
       const body = [1, 2, 3].map((k) => userLine(`u${k}`, `rebuilt${i} line${k}`, k === 1 ? null : `u${k - 1}`))
       await (await opened.store.create('acme', session(`r${i}`, body))).close()
     }
+    await (await opened.store.create('acme', { ...session('titled'), lines: lines(header('titled', { title: 'a titled wombat' })) })).close()
     // More positions than two batches: a rebuild indexes batches side by side, each position once.
     const bulk = Array.from({ length: 5000 }, (_, k) => userLine(`b${k}`, `bulk entry ${k}`, k === 0 ? null : `b${k - 1}`))
     await (await opened.store.create('acme', session('bulk', bulk))).close()
@@ -97,6 +98,8 @@ describe.runIf(pgAvailable)('PostgreSQL search indexing', () => {
     expect(await found('line2')).toHaveLength(12)
     const docs = await client.query("SELECT count(*)::int AS n, count(DISTINCT pos)::int AS positions FROM ss_search WHERE tenant = 'acme' AND session = 'bulk'")
     expect(docs.rows[0]).toEqual({ n: 5000, positions: 5000 })
+    // The heads too (a title is a document of the head).
+    expect(await found('wombat')).toEqual(['titled'])
   })
 
   it('shows what waits in ss_search_pending and ss_search_lag_seconds batch by batch, down to nothing', async () => {

@@ -12,6 +12,7 @@ import type pg from 'pg'
 import { addGaugeSource } from '../../metrics/instruments.js'
 import { docsOfLine, type SearchDoc } from '../../search/extract.js'
 import type { Logger } from '../../session/logger.js'
+import type { ReindexProgress } from '../store.js'
 import { isUnavailable, query, transaction } from './pool.js'
 
 /** Time between two looks at the queue, ms. */
@@ -23,7 +24,9 @@ const REBUILD_LANES = 2
 /** Characters of one row's text at most: a longer document takes several rows. */
 export const CHUNK_CHARS = 50_000
 
-interface Taken { id: string, tenant: string, session: string, pos: number }
+/** A position to index: a session's line, or its head (`pos` 0). */
+interface Position { tenant: string, session: string, pos: number }
+interface Taken extends Position { id: string }
 
 /** `text` in pieces of at most `CHUNK_CHARS`, cut at a space near the end where there is one. */
 export function chunksOf (text: string): string[] {
@@ -92,15 +95,41 @@ export class SearchQueue {
   }
 
   /**
-   * Drains the queue to its end with `lanes` batches at a time (a rebuild: the server parses one
-   * batch while the database indexes another); `progress` is told the positions of each batch.
+   * Indexes every stored line and head anew, `progress` told as batches are written: the documents
+   * are emptied, then `lanes` batches at a time (the server parses one while the database indexes
+   * another) walk the lines and then the heads by key; a queue of every position cost more to fill
+   * and empty than the indexing. What is appended meanwhile is queued as ever, and a position found
+   * by both is written once (index). A batch that fails is queued, for the drain to find the position
+   * that fails.
    */
-  async drainAll (progress: (n: number) => void, lanes = REBUILD_LANES): Promise<void> {
+  async rebuild (progress: ReindexProgress, lanes = REBUILD_LANES): Promise<void> {
     while (this.#running !== undefined) await this.#running.catch(() => 0)
-    const lane = async (): Promise<void> => {
-      for (let n = await this.#drainBatch(); n > 0 && !this.#closed; n = await this.#drainBatch()) progress(n)
-    }
-    const run = Promise.all(Array.from({ length: lanes }, lane)).then(() => 0)
+    const run = (async () => {
+      const total = await transaction(this.#pool, async (client) => {
+        await client.query('TRUNCATE ss_search, ss_search_queue')
+        return Number((await client.query<{ n: string }>('SELECT count(*) + coalesce(sum(lines), 0) AS n FROM ss_sessions')).rows[0]?.n)
+      })
+      let done = 0
+      progress(done, total)
+      const walks = [
+        new KeyWalk(this.#pool, 'SELECT tenant, session, pos FROM ss_lines', 'tenant, session, pos', (p) => [p.tenant, p.session, p.pos]),
+        new KeyWalk(this.#pool, 'SELECT tenant, id AS session, 0 AS pos FROM ss_sessions', 'tenant, id', (p) => [p.tenant, p.session]),
+      ]
+      const lane = async (): Promise<void> => {
+        for (const walk of walks) {
+          for (let batch = await walk.next(BATCH); batch.length > 0 && !this.#closed; batch = await walk.next(BATCH)) {
+            await transaction(this.#pool, async (client) => { await index(client, batch) }).catch(async (err: unknown) => {
+              if (isUnavailable(err)) throw err
+              await query(this.#pool, 'INSERT INTO ss_search_queue (tenant, session, pos) SELECT * FROM unnest($1::text[], $2::text[], $3::int[])',
+                [batch.map((p) => p.tenant), batch.map((p) => p.session), batch.map((p) => p.pos)])
+            })
+            progress(done = Math.min(total, done + batch.length), total)
+          }
+        }
+      }
+      await Promise.all(Array.from({ length: lanes }, lane))
+      return 0
+    })()
     this.#running = run
     try {
       await run
@@ -153,8 +182,40 @@ export class SearchQueue {
   }
 }
 
+/** The keys of a table in batches, in order, one batch at a time whichever lane asks. */
+class KeyWalk {
+  readonly #pool: pg.Pool
+  readonly #select: string
+  readonly #key: string
+  readonly #keyOf: (p: Position) => unknown[]
+  #after: unknown[] | undefined
+  #turn: Promise<unknown> = Promise.resolve()
+
+  /** `select` names the positions of the rows; `key` is the columns of its primary key, and `keyOf` their values in a position. */
+  constructor (pool: pg.Pool, select: string, key: string, keyOf: (p: Position) => unknown[]) {
+    this.#pool = pool
+    this.#select = select
+    this.#key = key
+    this.#keyOf = keyOf
+  }
+
+  /** The next `n` positions (none at the end). */
+  async next (n: number): Promise<Position[]> {
+    const batch = this.#turn.then(async () => {
+      const after = this.#after
+      const where = after === undefined ? '' : `WHERE (${this.#key}) > (${after.map((_, i) => `$${i + 2}`).join(', ')})`
+      const { rows } = await query<Position>(this.#pool, `${this.#select} ${where} ORDER BY ${this.#key} LIMIT $1`, [n, ...(after ?? [])])
+      const last = rows.at(-1)
+      if (last !== undefined) this.#after = this.#keyOf(last)
+      return rows
+    })
+    this.#turn = batch.catch(() => {})
+    return await batch
+  }
+}
+
 /** Writes the documents of the `taken` positions as the lines and heads are now. */
-async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<void> {
+async function index (client: pg.PoolClient, taken: readonly Position[]): Promise<void> {
   const keys = [...new Map(taken.map((t) => [`${t.tenant}\n${t.session}`, t])).values()]
   const tenants = keys.map((k) => k.tenant)
   const sessions = keys.map((k) => k.session)
@@ -167,7 +228,8 @@ async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<v
   const { rows: heads } = await client.query<{ tenant: string, id: string, head: string }>(`SELECT s.tenant, s.id, s.head FROM ss_sessions s
     JOIN unnest($1::text[], $2::text[]) AS u (t, i) ON s.tenant = u.t AND s.id = u.i`, [tenants, sessions])
   const live = new Map(heads.map((h) => [`${h.tenant}\n${h.id}`, h.head]))
-  const wanted = taken.filter((t) => live.has(`${t.tenant}\n${t.session}`))
+  // A position queued twice (a head changed twice) is written once.
+  const wanted = [...new Map(taken.filter((t) => live.has(`${t.tenant}\n${t.session}`)).map((t) => [`${t.tenant}\n${t.session}\n${t.pos}`, t])).values()]
   const { rows: lines } = await client.query<{ tenant: string, session: string, pos: number, line: string }>(`SELECT l.tenant, l.session, l.pos, l.line
     FROM unnest($1::text[], $2::text[], $3::int[]) AS q (t, s, p) JOIN ss_lines l ON l.tenant = q.t AND l.session = q.s AND l.pos = q.p`,
   [wanted.map((t) => t.tenant), wanted.map((t) => t.session), wanted.map((t) => t.pos)])
@@ -177,14 +239,20 @@ async function index (client: pg.PoolClient, taken: readonly Taken[]): Promise<v
     for (const line of (live.get(`${t.tenant}\n${t.session}`) as string).split('\n')) rows.add(t, docsOfLine(line))
   }
   for (const l of lines) rows.add({ tenant: l.tenant, session: l.session, pos: l.pos }, docsOfLine(l.line))
-  await client.query(`DELETE FROM ss_search x USING unnest($1::text[], $2::text[], $3::int[]) AS q (t, s, p)
-    WHERE x.tenant = q.t AND x.session = q.s AND x.pos = q.p`, [wanted.map((t) => t.tenant), wanted.map((t) => t.session), wanted.map((t) => t.pos)])
+  // A head changes in place: its documents are written anew. A line never does (a replace deletes it,
+  // and its documents with it), so a line indexed before keeps its documents: under the session's lock
+  // its rows are left out by key (ON CONFLICT would cost a speculative insertion per row).
+  const changed = wanted.filter((t) => t.pos === 0)
+  if (changed.length > 0) {
+    await client.query(`DELETE FROM ss_search x USING unnest($1::text[], $2::text[]) AS q (t, s)
+      WHERE x.tenant = q.t AND x.session = q.s AND x.pos = 0`, [changed.map((t) => t.tenant), changed.map((t) => t.session)])
+  }
   if (rows.body.length === 0) return
   await client.query(`INSERT INTO ss_search (tenant, session, pos, part, chunk, entry_id, type, role, ts, body, tsv)
     SELECT u.t, u.s, u.p, u.pa, u.c, u.e, u.ty, u.r, u.ts, u.b, to_tsvector('ss_search', u.b)
     FROM unnest($1::text[], $2::text[], $3::int[], $4::smallint[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
       AS u (t, s, p, pa, c, e, ty, r, ts, b)
-    ON CONFLICT (tenant, session, pos, part, chunk) DO NOTHING`, rows.columns())
+    WHERE NOT EXISTS (SELECT 1 FROM ss_search x WHERE x.tenant = u.t AND x.session = u.s AND x.pos = u.p AND x.part = u.pa AND x.chunk = u.c)`, rows.columns())
 }
 
 /** The rows of documents, column by column. Client text goes in as JSON (NUL and lone surrogates kept). */

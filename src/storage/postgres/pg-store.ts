@@ -179,15 +179,7 @@ export class PgStore implements SessionStore {
   }
 
   async reindex (progress: ReindexProgress): Promise<void> {
-    const total = await transaction(this.#pool, async (client) => {
-      await client.query('TRUNCATE ss_search, ss_search_queue')
-      const heads = await client.query('INSERT INTO ss_search_queue (tenant, session, pos) SELECT tenant, id, 0 FROM ss_sessions')
-      const lines = await client.query('INSERT INTO ss_search_queue (tenant, session, pos) SELECT tenant, session, pos FROM ss_lines')
-      return (heads.rowCount ?? 0) + (lines.rowCount ?? 0)
-    })
-    let done = 0
-    progress(done, total)
-    await this.#search.drainAll((n) => { progress(done = Math.min(total, done + n), total) })
+    await this.#search.rebuild(progress)
   }
 
   follow (listener: (change: StoreChange) => void): () => void {
