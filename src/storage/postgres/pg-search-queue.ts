@@ -240,8 +240,7 @@ async function index (client: pg.PoolClient, taken: readonly Position[]): Promis
   }
   for (const l of lines) rows.add({ tenant: l.tenant, session: l.session, pos: l.pos }, docsOfLine(l.line))
   // A head changes in place: its documents are written anew. A line never does (a replace deletes it,
-  // and its documents with it), so a line indexed before keeps its documents: under the session's lock
-  // its rows are left out by key (ON CONFLICT would cost a speculative insertion per row).
+  // and its documents with it), so a line indexed before keeps its documents (ON CONFLICT below).
   const changed = wanted.filter((t) => t.pos === 0)
   if (changed.length > 0) {
     await client.query(`DELETE FROM ss_search x USING unnest($1::text[], $2::text[]) AS q (t, s)
@@ -252,7 +251,7 @@ async function index (client: pg.PoolClient, taken: readonly Position[]): Promis
     SELECT u.t, u.s, u.p, u.pa, u.c, u.e, u.ty, u.r, u.ts, u.b, to_tsvector('ss_search', u.b)
     FROM unnest($1::text[], $2::text[], $3::int[], $4::smallint[], $5::smallint[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[])
       AS u (t, s, p, pa, c, e, ty, r, ts, b)
-    WHERE NOT EXISTS (SELECT 1 FROM ss_search x WHERE x.tenant = u.t AND x.session = u.s AND x.pos = u.p AND x.part = u.pa AND x.chunk = u.c)`, rows.columns())
+    ON CONFLICT (tenant, session, pos, part, chunk) DO NOTHING`, rows.columns())
 }
 
 /** The rows of documents, column by column. Client text goes in as JSON (NUL and lone surrogates kept). */
