@@ -15,7 +15,9 @@ export const reindexCommand: Command = {
 Builds the search index anew from every stored session of every tenant: on disk the index in
 DATA_DIR/.session-store/ (the server also builds it by itself when it is missing or damaged),
 on PostgreSQL the ss_search table. Shows progress on a terminal and prints a summary. Holds the
-DATA_DIR lock, or keeps servers off the database, for the run: stop the servers first.
+DATA_DIR lock, or keeps servers off the database, for the run: stop the servers first. On a
+database, a run stopped before its end leaves the index without what it had not reached: run it
+again.
 
 Options:
   -h, --help       show this help
