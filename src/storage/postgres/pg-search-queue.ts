@@ -97,17 +97,17 @@ export class SearchQueue {
   /**
    * Indexes every stored line and head anew, `progress` told as batches are written: the documents
    * are emptied, then `lanes` batches at a time (the server parses one while the database indexes
-   * another) walk the lines and then the heads by key; a queue of every position cost more to fill
-   * and empty than the indexing. What is appended meanwhile is queued as ever, and a position found
-   * by both is written once (index). A batch that fails is queued, for the drain to find the position
-   * that fails.
+   * another) walk the lines and then the heads by key (filling the queue with every position and
+   * taking each batch off it took a fifth of the time). What is appended meanwhile is queued as ever,
+   * and a position found by both is written once (index). A batch that fails is queued, for the drain
+   * to find the position that fails. A rebuild stopped midway leaves out what it had not reached.
    */
   async rebuild (progress: ReindexProgress, lanes = REBUILD_LANES): Promise<void> {
     while (this.#running !== undefined) await this.#running.catch(() => 0)
     const run = (async () => {
       const total = await transaction(this.#pool, async (client) => {
         await client.query('TRUNCATE ss_search, ss_search_queue')
-        return Number((await client.query<{ n: string }>('SELECT count(*) + coalesce(sum(lines), 0) AS n FROM ss_sessions')).rows[0]?.n)
+        return Number((await client.query<{ n: string }>('SELECT (SELECT count(*) FROM ss_sessions) + (SELECT count(*) FROM ss_lines) AS n')).rows[0]?.n)
       })
       let done = 0
       progress(done, total)
