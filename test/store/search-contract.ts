@@ -103,6 +103,11 @@ export function searchContract (open: () => SessionStore, create: (n: NewSession
     expect(await where('"quick brown"')).toEqual(['q/p1'])
     expect(await where('fox -brown')).toEqual(['q/p3'])
     expect((await where('fox -"quick brown"')).sort()).toEqual(['q/p2', 'q/p3'])
+    // With a word excluded, the hits left are still ranked and marked by the wanted words.
+    const kept = await find('fox -"quick brown"')
+    expect(kept.map((h) => h.entryId)).toEqual(['p3', 'p2'])
+    expect(kept[0]?.score).toBeGreaterThan(kept[1]?.score ?? Infinity)
+    expect(kept[1]?.snippet).toContain('«fox»')
     expect(await where('prefer*')).toEqual(['q/p4'])
     expect(await where('FOX', { limit: 1 })).toEqual(['q/p3'])
     const page1 = await open().search(T, { terms: parseQuery('fox'), thinking: false, offset: 0, limit: 2 })

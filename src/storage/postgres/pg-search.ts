@@ -3,8 +3,8 @@
  * and exclusions go through `websearch_to_tsquery`, its prefixes through `to_tsquery` (`:*`),
  * both with the `ss_search` configuration (schema-search.ts) the documents were indexed with; documents match by the
  * GIN index (or, for a word in most entries, by walking the newest documents), the newest
- * `CANDIDATES` of them rank by `ts_rank`, and the snippets of the page's hits come from
- * `ts_headline`.
+ * `CANDIDATES` of them rank by `ts_rank` of the wanted terms, and the snippets of the page's hits
+ * come from `ts_headline`.
  */
 import type pg from 'pg'
 import { InvalidSearchQuery } from '../../errors.js'
@@ -32,14 +32,20 @@ interface HitRow { session: string, entry_id: string | null, type: string, role:
 
 /** One page of hits of `tenant` (src/storage/store.ts `search`). */
 export async function searchLog (pool: pg.Pool, tenant: string, q: SearchQuery): Promise<SearchPage> {
-  const { web, prefix } = tsqueriesOf(q.terms)
   const values: unknown[] = [tenant, q.limit + 1, q.offset]
-  const parts: string[] = []
-  if (web !== '') parts.push(`websearch_to_tsquery('ss_search', $${values.push(web)}::text)`)
-  if (prefix !== '') parts.push(`to_tsquery('ss_search', $${values.push(prefix)}::text)`)
+  const tsqueryOf = (terms: readonly SearchTerm[]): string => {
+    const { web, prefix } = tsqueriesOf(terms)
+    const parts: string[] = []
+    if (web !== '') parts.push(`websearch_to_tsquery('ss_search', $${values.push(web)}::text)`)
+    if (prefix !== '') parts.push(`to_tsquery('ss_search', $${values.push(prefix)}::text)`)
+    return parts.join(' && ')
+  }
   // The query as an expression of its parameters, not the CTE's column, so that the planner
   // estimates how many documents match: a common word walks the newest documents, a rare one the GIN index.
-  const tsquery = parts.join(' && ')
+  const tsquery = tsqueryOf(q.terms)
+  // A hit holds no excluded word: the wanted words alone rank it and are marked in its snippet
+  // (ts_rank counts an excluded phrase's words where they occur apart).
+  const wanted = q.terms.some((t) => t.exclude) ? tsqueryOf(q.terms.filter((t) => !t.exclude)) : tsquery
   const where = ['x.tenant = $1', `x.tsv @@ (${tsquery})`]
   if (!q.thinking) where.push(`x.part = ${PART_TEXT}`)
   const cwd = q.cwd === undefined ? '' : `AND s.cwd = $${values.push(JSON.stringify(q.cwd))}`
@@ -47,7 +53,7 @@ export async function searchLog (pool: pg.Pool, tenant: string, q: SearchQuery):
   try {
     // The candidates are sorted narrow (no text, no listing facts): wide rows made the newest-first
     // sort spill to disk. The sessions are a semi-join; their facts come with the page only.
-    rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${tsquery} AS q),
+    rows = (await query<HitRow>(pool, `WITH q AS (SELECT ${wanted} AS q),
       candidates AS MATERIALIZED (
         SELECT x.session, x.pos, x.part, x.chunk, x.ts, x.seq, x.tsv FROM ss_search x
         WHERE ${where.join(' AND ')}
