@@ -25,7 +25,7 @@ import { createBlobStore, type BlobStoreFactory } from './blobs/index.js'
 import type { BlobStore } from './blobs/types.js'
 import type { Config } from './config.js'
 import { Hygiene } from './hygiene/hygiene.js'
-import { OneLineRequestLog } from './http/request-log.js'
+import { OneLineRequestLog, requestLogger } from './http/request-log.js'
 import access from './plugins/access.js'
 import bodyParsers from './plugins/body-parsers.js'
 import connections from './plugins/connections.js'
@@ -117,6 +117,7 @@ export async function buildApp (deps: AppDeps): Promise<App> {
   const app = Fastify({
     ...redactingLogger(deps.logger),
     logController: new OneLineRequestLog(),
+    childLoggerFactory: requestLogger,
     bodyLimit: deps.config.bodyLimit,
     ...timeouts(deps.config),
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },

@@ -8,6 +8,7 @@ import { pino } from 'pino'
 import { Agent, request } from 'undici'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { App } from '../../src/app.js'
+import { logCompleted, requestLogger } from '../../src/http/request-log.js'
 import { buildTestApp } from '../helpers/app.js'
 import { problemOf } from '../helpers/problem.js'
 
@@ -73,5 +74,34 @@ describe('request logging', () => {
     const { app, lines } = await appLogging('warn')
     expect((await app.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200)
     expect(lines()).toEqual([])
+  })
+
+  it('writes a request\'s lines as its pino child would, and makes the child only when the request logs', async () => {
+    const chunks: string[] = []
+    const stream = new Writable({ write (chunk, _enc, done) { chunks.push(String(chunk)); done() } })
+    const root = pino({ level: 'info', timestamp: false }, stream)
+    const bindings = { reqId: 'req-7' }
+    const fields = { method: 'POST', url: '/v1/x', statusCode: 201, responseTime: 1.5, remoteAddress: '127.0.0.1' }
+    const request = { method: 'POST', url: '/v1/x', ip: '127.0.0.1' } as unknown as Parameters<typeof logCompleted>[0]
+    const replyWith = (log: unknown) => ({ log, raw: { statusCode: 201 }, elapsedTime: 1.5 }) as unknown as Parameters<typeof logCompleted>[1]
+
+    root.child(bindings).info(fields, 'request completed')
+    const lazy = requestLogger.call(undefined as never, root, bindings, {}, undefined as never)
+    logCompleted(request, replyWith(lazy))
+    expect(chunks).toHaveLength(2)
+    expect(chunks[1]).toBe(chunks[0])
+
+    // A request that logs its own line gets its child, and every later line comes from it.
+    lazy.warn({ detail: 'x' }, 'own line')
+    logCompleted(request, replyWith(lazy))
+    expect(JSON.parse(chunks[2]!)).toMatchObject({ level: 40, reqId: 'req-7', detail: 'x', msg: 'own line' })
+    expect(chunks[3]).toBe(chunks[0])
+    expect(lazy.level).toBe('info')
+
+    // Route options (a level of its own) make the child at once, with them.
+    const quiet = requestLogger.call(undefined as never, root, bindings, { level: 'warn' }, undefined as never)
+    expect(quiet.level).toBe('warn')
+    quiet.info('dropped')
+    expect(chunks).toHaveLength(4)
   })
 })
