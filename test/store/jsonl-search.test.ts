@@ -143,6 +143,28 @@ describe('the disk search index', () => {
     expect(logs.filter((l) => l.level === 'error')).toEqual([])
   })
 
+  it('merges its segments 8 at a time, also once a reindex made its tables anew', async () => {
+    const dir = tempDir()
+    const automerge = (): unknown => {
+      const db = new Database(join(dir, '.session-store', 'search.sqlite'), { readonly: true })
+      try {
+        return (db.prepare("SELECT v FROM search_text_config WHERE k = 'automerge'").get() as { v: unknown } | undefined)?.v
+      } finally {
+        db.close()
+      }
+    }
+    let store = open(dir)
+    await (await store.create('default', session('m', [userLine('a', 'merged wombat')]))).close()
+    await settled(store, 'wombat', ['m/a'])
+    expect(automerge()).toBe(8)
+    await store.reindex(() => {})
+    await store.close()
+    expect(automerge()).toBe(8)
+    store = open(dir)
+    await settled(store, 'wombat', ['m/a'])
+    await store.close()
+  })
+
   it('never costs an append: an index that cannot be written leaves every append stored', async () => {
     const dir = tempDir()
     const store = open(dir)
