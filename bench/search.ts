@@ -228,7 +228,7 @@ ${table(['query', 'what', 'hits', ...results.map((r) => r.name)], per)}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const sessions = Number(process.env.SEARCH_BENCH_SESSIONS ?? 10_000)
-  const o = { sessions, entriesPerSession: 100, rounds: 3, durationS: 5 }
+  const o = { sessions, entriesPerSession: 100, rounds: 5, durationS: 5 }
   buildOnce()
   const section = searchSection(await measureSearch(o), o)
   console.log(section)
