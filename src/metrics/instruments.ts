@@ -126,9 +126,10 @@ liveGauge('ss_db_pool_idle', 'Database connections idle in the pool (postgres st
 liveGauge('ss_db_pool_waiting', 'Queries waiting for a database connection (postgres storage)')
 liveGauge('ss_search_lag_seconds', 'Age of the oldest stored change the search index does not hold yet (0 when it holds every one)', true)
 liveGauge('ss_search_pending', 'Stored lines and changes waiting to enter the search index')
+liveGauge('ss_search_building', 'Whether the search index is being built whole from the stored session files (1) or not (0)', true)
 
 export type LiveGaugeName = 'ss_open_streams' | 'ss_open_sessions' | 'ss_db_pool_total' | 'ss_db_pool_idle' | 'ss_db_pool_waiting' |
-  'ss_search_lag_seconds' | 'ss_search_pending'
+  'ss_search_lag_seconds' | 'ss_search_pending' | 'ss_search_building'
 
 /** Adds `source` to the gauge `name`; returns the function that removes it. */
 export function addGaugeSource (name: LiveGaugeName, source: GaugeSource): () => void {

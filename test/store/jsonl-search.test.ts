@@ -76,7 +76,7 @@ describe('the disk search index', () => {
     await store.close()
   })
 
-  it('is built at a first start with little waiting at a time, and a reindex meanwhile joins that build', async () => {
+  it('is built at a first start with little waiting at a time, and a reindex meanwhile joins that build; ss_search_building shows both', async () => {
     const dir = tempDir()
     mkdirSync(join(dir, 'sessions', '--many--'), { recursive: true })
     // Files an agent wrote, together three times what may wait to be indexed, each small enough to be read whole.
@@ -95,12 +95,27 @@ describe('the disk search index', () => {
     const clear = vi.spyOn(SearchIndex.prototype, 'clear')
     try {
       const store = open(dir)
+      // Scraped before any file was read: the build at start is under way.
+      const atStart = renderMetrics()
       await store.ready()
       await store.reindex(() => {})
+      expect(gauge((await atStart).body, 'ss_search_building')).toBe(1)
       waiting.push(...spied.mock.results.map((r) => r.value as number))
       // Emptied once, when the index was found missing: the reindex waited for the build under way.
       expect(clear).toHaveBeenCalledTimes(1)
-      expect(gauge((await renderMetrics()).body, 'ss_search_pending')).toBe(0)
+      const built = (await renderMetrics()).body
+      expect(gauge(built, 'ss_search_pending')).toBe(0)
+      expect(gauge(built, 'ss_search_building')).toBe(0)
+      expect((await hits(store, 'echidna')).length).toBe(Math.min(n, 50))
+      // A reindex of its own, and one more that joins it.
+      const scrapes: Array<ReturnType<typeof renderMetrics>> = []
+      await Promise.all([
+        store.reindex(() => { if (scrapes.length === 0) scrapes.push(renderMetrics()) }),
+        store.reindex(() => {}),
+      ])
+      expect(clear).toHaveBeenCalledTimes(2)
+      expect(gauge((await scrapes[0] as Awaited<ReturnType<typeof renderMetrics>>).body, 'ss_search_building')).toBe(1)
+      expect(gauge((await renderMetrics()).body, 'ss_search_building')).toBe(0)
       expect((await hits(store, 'echidna')).length).toBe(Math.min(n, 50))
       await store.close()
     } finally {

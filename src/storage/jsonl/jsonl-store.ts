@@ -307,7 +307,7 @@ export class JsonlStore implements SessionStore {
     await Promise.all([...this.#open.values()].map(async (j) => await j.close()))
     // Without the mark the next start looks at every file, so it finds those the backfill left.
     if (this.#complete && searched) this.#index.markClosed(Date.now())
-    await this.#search.index.close()
+    await this.#search.close()
     this.#index.close()
   }
 

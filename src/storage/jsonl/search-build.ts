@@ -6,6 +6,7 @@
  */
 import type Database from 'better-sqlite3'
 import { SearchIndexOff } from '../../errors.js'
+import { addGaugeSource } from '../../metrics/instruments.js'
 import type { Logger } from '../../session/logger.js'
 import type { ReindexProgress, SearchPage, SearchQuery } from '../store.js'
 import { SearchIndex } from './search-index.js'
@@ -28,8 +29,10 @@ export class JsonlSearch {
   #hooks: SearchBuildHooks | undefined
   #running = false
   #progress: ReindexProgress = () => {}
-  /** Resolves once the build at start is over (at once when none was needed). */
+  /** Resolves once the build under way (at start, or by `reindex`) is over; at once when there is none. */
   done: Promise<void> = Promise.resolve()
+  /** Removes this build's source of the gauge `ss_search_building`. */
+  readonly #ungauge: () => void
 
   /** Over the listing's connection `db`, the index in `file` (`:memory:` for one in memory). */
   constructor (db: Database.Database, file: string, log: Logger, enabled: boolean) {
@@ -38,6 +41,13 @@ export class JsonlSearch {
     this.#needed = enabled && !this.index.complete()
     if (this.#needed) this.index.clear()
     this.#log = log
+    this.#ungauge = addGaugeSource('ss_search_building', () => this.#running ? 1 : 0)
+  }
+
+  /** Closes the index (after the build at start stopped: `done`). */
+  async close (): Promise<void> {
+    this.#ungauge()
+    await this.index.close()
   }
 
   /** Starts the build at start, when one is needed. */
@@ -59,17 +69,23 @@ export class JsonlSearch {
     return await this.index.search(tenant, query)
   }
 
-  /** Builds the index anew (or waits for the build running since start), `progress` told as it goes. */
+  /** Builds the index anew (or waits for the build under way), `progress` told as it goes. */
   async reindex (progress: ReindexProgress): Promise<void> {
     const hooks = this.#hooks
     if (hooks === undefined || !await hooks.checked()) return
+    this.#progress = progress
     if (this.#running) {
-      this.#progress = progress
       await this.done
       return
     }
-    this.index.markStale()
-    this.index.clear()
-    if (await hooks.rebuild(progress)) this.index.markComplete()
+    this.#running = true
+    const build = (async () => {
+      this.index.markStale()
+      this.index.clear()
+      if (await hooks.rebuild((done, total) => { this.#progress(done, total) })) this.index.markComplete()
+    })().finally(() => { this.#running = false })
+    // A `reindex` meanwhile joins this one; a failure is this caller's to report.
+    this.done = build.catch(() => {})
+    await build
   }
 }
