@@ -2,7 +2,8 @@
  * The search side of the JSONL store: its index (search-index.ts) and how that index is built
  * whole, at start when it is not known to hold every file (missing, damaged, of another version,
  * or kept with `SEARCH_INDEX=0` meanwhile) and on `reindex`. The build at start runs in the
- * background while the server serves; `reindex` joins it rather than starting a second one.
+ * background while the server serves; a `reindex` joins the build under way rather than starting
+ * a second one. The gauge `ss_search_building` is 1 while a build runs.
  */
 import type Database from 'better-sqlite3'
 import { SearchIndexOff } from '../../errors.js'
