@@ -2,9 +2,9 @@
  * package.json's scripts: none is named after an npm lifecycle event, so `npm ci` and
  * `npm ci --omit=dev` (the image's builds) run no script of ours, and the documented script
  * names are the ones package.json defines. Its `allowScripts` decides, for every locked package
- * with an install script, whether npm runs it: npm 11 skips any script it does not name, and
- * better-sqlite3 (the disk store's listing and search indexes) is only usable once its own has
- * built it.
+ * with an install script, whether npm runs it: an npm that reads it (11.19 does) skips any
+ * script it does not name, and better-sqlite3 (the disk store's listing and search indexes) is
+ * only usable once its own has built it.
  */
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
