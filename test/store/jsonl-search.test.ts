@@ -107,13 +107,18 @@ describe('the disk search index', () => {
       expect(gauge(built, 'ss_search_pending')).toBe(0)
       expect(gauge(built, 'ss_search_building')).toBe(0)
       expect((await hits(store, 'echidna')).length).toBe(Math.min(n, 50))
-      // A reindex of its own, and one more that joins it.
+      // A reindex of its own, and one more that joins it: both are told the progress of the one build.
       const scrapes: Array<ReturnType<typeof renderMetrics>> = []
+      const told: Array<Array<[number, number]>> = [[], []]
       await Promise.all([
-        store.reindex(() => { if (scrapes.length === 0) scrapes.push(renderMetrics()) }),
-        store.reindex(() => {}),
+        store.reindex((done, total) => {
+          if (scrapes.length === 0) scrapes.push(renderMetrics())
+          told[0]?.push([done, total])
+        }),
+        store.reindex((done, total) => { told[1]?.push([done, total]) }),
       ])
       expect(clear).toHaveBeenCalledTimes(2)
+      for (const calls of told) expect(calls.at(-1)).toEqual([n, n])
       expect(gauge((await scrapes[0] as Awaited<ReturnType<typeof renderMetrics>>).body, 'ss_search_building')).toBe(1)
       expect(gauge((await renderMetrics()).body, 'ss_search_building')).toBe(0)
       expect((await hits(store, 'echidna')).length).toBe(Math.min(n, 50))

@@ -29,7 +29,8 @@ export class JsonlSearch {
   readonly #needed: boolean
   #hooks: SearchBuildHooks | undefined
   #running = false
-  #progress: ReindexProgress = () => {}
+  /** Whom the build under way tells its progress: every `reindex` waiting for it. */
+  readonly #listeners = new Set<ReindexProgress>()
   /** Resolves once the build under way (at start, or by `reindex`) is over; at once when there is none. */
   done: Promise<void> = Promise.resolve()
   /** Removes this build's source of the gauge `ss_search_building`. */
@@ -57,7 +58,7 @@ export class JsonlSearch {
     if (!this.#needed) return
     this.#running = true
     this.done = (async () => {
-      if (await hooks.checked() && (hooks.fresh || await hooks.rebuild((done, total) => { this.#progress(done, total) }))) this.index.markComplete()
+      if (await hooks.checked() && (hooks.fresh || await hooks.rebuild(this.#tell))) this.index.markComplete()
       // Over once the index holds it all, not once it is queued: a `reindex` meanwhile joins the build.
       await this.index.flushed()
     })().catch((err: unknown) => { this.#log.error({ err }, 'Building the search index failed') })
@@ -74,19 +75,28 @@ export class JsonlSearch {
   async reindex (progress: ReindexProgress): Promise<void> {
     const hooks = this.#hooks
     if (hooks === undefined || !await hooks.checked()) return
-    this.#progress = progress
-    if (this.#running) {
-      await this.done
-      return
+    this.#listeners.add(progress)
+    try {
+      if (this.#running) {
+        await this.done
+        return
+      }
+      this.#running = true
+      const build = (async () => {
+        this.index.markStale()
+        this.index.clear()
+        if (await hooks.rebuild(this.#tell)) this.index.markComplete()
+      })().finally(() => { this.#running = false })
+      // A `reindex` meanwhile joins this one; a failure is this caller's to report.
+      this.done = build.catch(() => {})
+      await build
+    } finally {
+      this.#listeners.delete(progress)
     }
-    this.#running = true
-    const build = (async () => {
-      this.index.markStale()
-      this.index.clear()
-      if (await hooks.rebuild((done, total) => { this.#progress(done, total) })) this.index.markComplete()
-    })().finally(() => { this.#running = false })
-    // A `reindex` meanwhile joins this one; a failure is this caller's to report.
-    this.done = build.catch(() => {})
-    await build
+  }
+
+  /** The build's progress, told to every `reindex` waiting for it. */
+  readonly #tell: ReindexProgress = (done, total) => {
+    for (const listener of this.#listeners) listener(done, total)
   }
 }
