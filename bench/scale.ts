@@ -16,6 +16,7 @@ import { writeManySessions } from './lib/generate.js'
 import { withDatabase } from './lib/pg-database.js'
 import { sessionOf, withPgStore } from './lib/pg-seed.js'
 import { cpuSecondsOf, memoryOf, startOurServer, type ServerHandle } from './lib/processes.js'
+import { metric } from './lib/server-memory.js'
 import { fmt, int, median, mib, sleep, table, verdict } from './lib/stats.js'
 
 const SIZES = [1000, 100_000]
@@ -62,12 +63,6 @@ async function measure (server: ServerHandle, backend: ScaleRun['backend'], sess
   return { backend, sessions, readyMs: server.readyMs, rss, idleCpuPct, firstPageMs: first.ms, laterPagesMs, cwdMs: cwd.ms, contextMs: context.ms }
 }
 
-/** The value of the gauge `name` in a `/metrics` text; 0 when the server has none. */
-function gaugeOf (text: string, name: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `))
-  return line === undefined ? 0 : Number(line.slice(name.length + 1))
-}
-
 /** Resolves once `/metrics` shows the search index built and nothing waiting for it. */
 async function searchSettled (baseUrl: string, timeoutMs: number): Promise<void> {
   const until = performance.now() + timeoutMs
@@ -75,7 +70,7 @@ async function searchSettled (baseUrl: string, timeoutMs: number): Promise<void>
     const res = await request(`${baseUrl}/metrics`)
     const text = await res.body.text()
     if (res.statusCode !== 200) throw new Error(`/metrics: ${res.statusCode}`)
-    if (gaugeOf(text, 'ss_search_building') === 0 && gaugeOf(text, 'ss_search_pending') === 0) return
+    if (metric(text, 'ss_search_building') === 0 && metric(text, 'ss_search_pending') === 0) return
     if (performance.now() > until) throw new Error(`the search index was still being built after ${timeoutMs} ms`)
     await sleep(500)
   }

@@ -8,8 +8,8 @@ import type { Child } from './processes.js'
 /** One `/metrics` reading, in bytes (gcSeconds: total so far). */
 export interface HeapReading { rss: number, heapUsed: number, heapTotal: number, external: number, gcSeconds: number }
 
-/** The sum of every sample of `name` (all label sets) in a Prometheus text body. */
-function metric (text: string, name: string): number {
+/** The sum of every sample of `name` (all label sets) in a Prometheus text body; 0 when it has none. */
+export function metric (text: string, name: string): number {
   let sum = 0
   for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'gm'))) sum += Number(m[1])
   return sum
