@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: runs every benchmark (each bounded to about two minutes) and rewrites
  * bench/RESULTS.md. `npm run bench -- append cold` runs only the named ones and prints their
- * sections without touching RESULTS.md. Names: append, profile, fanout, ceiling, cold, deep, many, scale, gc, pgdriver, pgstorage, pgmulti, pgserver, ui.
+ * sections without touching RESULTS.md. Names: append, bounds, profile, fanout, ceiling, cold, deep, many, scale, gc, pgdriver, pgstorage, pgmulti, pgserver, ui.
  */
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os'
 import { join } from 'node:path'
 import { appendProfileSection, measureAppendProfile } from './append-profile.js'
+import { boundsSection, measureBounds } from './append-bounds.js'
 import { appendSection, measureAppends, type AppendResults } from './append.js'
 import { coldOpenSection, measureColdOpen, type ColdOpenResults } from './cold-open.js'
 import { deepPathSection, deepPathTable, measureDeepHttp, type DeepHttpResult, type DeepPathResult } from './deep-path.js'
@@ -25,6 +26,7 @@ import { measureScale, scaleSection } from './scale.js'
 import { measureUiOpen, uiOpenSection, type UiOpenResults } from './ui-open.js'
 
 const APPEND = { rounds: 3, durationS: 5, warmupS: 2 }
+const BOUNDS = { rounds: 3, durationS: 5, warmupS: 2 }
 const PROFILE = { durationS: 10, warmupS: 2 }
 const PG_SERVER = { rounds: 3, durationS: 5, warmupS: 2 }
 const CEILING = { runs: 3, subscribers: 1000, rates: [50, 1000], seconds: 4 }
@@ -64,6 +66,7 @@ const STEPS: Record<string, () => Promise<string>> = {
     results.append = await measureAppends(APPEND)
     return appendSection(results.append, APPEND)
   },
+  bounds: async () => boundsSection(await measureBounds(BOUNDS), BOUNDS),
   profile: async () => appendProfileSection(await measureAppendProfile(PROFILE), PROFILE),
   fanout: async () => {
     results.fanout = []

@@ -7,10 +7,15 @@
  * sync for all of them (the group commit of §8.4). Nothing else: no ids, no tree, no index.
  * With `--dsync` the files are opened `O_DSYNC` and there is no `fdatasync`: each write returns
  * once its data is durable, one thread-pool hand-off per write instead of two.
+ * With `--fastify` the same appends are served by a Fastify route (JSON body parsed by Fastify, no
+ * schema, no hooks) that logs one `info` line per answered request to /dev/null with Fastify's
+ * pino logger, as session-store logs one: what a Fastify server that logs its requests leaves of
+ * the floor before any work of its own.
  * Spawned with `--require scripts/start.cjs`, so its thread pool is sized as `npm start` sizes the
  * server's. Prints `{"url": …}` once listening; its files live in a fresh directory under `dir`.
- * Usage: node --require scripts/start.cjs --import tsx bench/lib/durable-floor.ts <dir> [--dsync]
+ * Usage: node --require scripts/start.cjs --import tsx bench/lib/durable-floor.ts <dir> [--dsync | --fastify]
  */
+import Fastify, { LogController, type FastifyReply, type FastifyRequest } from 'fastify'
 import fs from 'node:fs'
 import http from 'node:http'
 import { join } from 'node:path'
@@ -70,29 +75,54 @@ function append (name: string, line: string, answer: (err: Error | null) => void
   if (!q.busy) commit(q)
 }
 
-const server = http.createServer((req, res) => {
-  const name = /^\/files\/(\d{1,6})$/.exec(req.url ?? '')?.[1]
-  if (req.method !== 'POST' || name === undefined) {
-    res.writeHead(404).end()
-    return
-  }
-  const chunks: Buffer[] = []
-  req.on('data', (chunk: Buffer) => { chunks.push(chunk) })
-  req.on('end', () => {
-    let line: string
-    try {
-      line = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8'))) + '\n'
-    } catch {
-      res.writeHead(400).end()
+/** `POST /files/{n}` on node:http: the body read and parsed by hand. */
+function plainServer (): http.Server {
+  return http.createServer((req, res) => {
+    const name = /^\/files\/(\d{1,6})$/.exec(req.url ?? '')?.[1]
+    if (req.method !== 'POST' || name === undefined) {
+      res.writeHead(404).end()
       return
     }
-    append(name, line, (err) => {
-      if (err !== null) res.writeHead(507).end()
-      else res.writeHead(201, { 'content-type': 'application/json' }).end('{"persisted":true}')
+    const chunks: Buffer[] = []
+    req.on('data', (chunk: Buffer) => { chunks.push(chunk) })
+    req.on('end', () => {
+      let line: string
+      try {
+        line = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8'))) + '\n'
+      } catch {
+        res.writeHead(400).end()
+        return
+      }
+      append(name, line, (err) => {
+        if (err !== null) res.writeHead(507).end()
+        else res.writeHead(201, { 'content-type': 'application/json' }).end('{"persisted":true}')
+      })
     })
   })
-})
+}
 
+/** Fastify's request logging, one line per answered request, with the fields session-store's line has. */
+class OneLineLog extends LogController {
+  override incomingRequest (): void {}
+  override requestCompleted (_err: Error | null | undefined, req: FastifyRequest, reply: FastifyReply): void {
+    reply.log.info({ method: req.method, url: req.url, statusCode: reply.statusCode, responseTime: reply.elapsedTime, remoteAddress: req.ip }, 'request completed')
+  }
+}
+
+/** `POST /files/{n}` on Fastify, one `info` line per answered request (`--fastify`). */
+async function fastifyServer (): Promise<http.Server> {
+  const app = Fastify({ logger: { level: 'info', file: '/dev/null' }, logController: new OneLineLog(), bodyLimit: 1024 * 1024 })
+  app.post<{ Params: { n: string } }>('/files/:n', (req, reply) => {
+    append(req.params.n, JSON.stringify(req.body) + '\n', (err) => {
+      if (err !== null) void reply.code(507).send()
+      else void reply.code(201).type('application/json').send('{"persisted":true}')
+    })
+  })
+  await app.ready()
+  return app.server
+}
+
+const server = process.argv.includes('--fastify') ? await fastifyServer() : plainServer()
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as { port: number }
   process.stdout.write(JSON.stringify({ url: `http://127.0.0.1:${port}` }) + '\n')
