@@ -112,7 +112,8 @@ class OneLineLog extends LogController {
 /** `POST /files/{n}` on Fastify, one `info` line per answered request (`--fastify`). */
 async function fastifyServer (): Promise<http.Server> {
   const app = Fastify({ logger: { level: 'info', file: '/dev/null' }, logController: new OneLineLog(), bodyLimit: 1024 * 1024 })
-  app.post<{ Params: { n: string } }>('/files/:n', (req, reply) => {
+  // As on node:http, only a number names a file (any other path is 404).
+  app.post<{ Params: { n: string } }>('/files/:n(^\\d{1,6}$)', (req, reply) => {
     append(req.params.n, JSON.stringify(req.body) + '\n', (err) => {
       if (err !== null) void reply.code(507).send()
       else void reply.code(201).type('application/json').send('{"persisted":true}')

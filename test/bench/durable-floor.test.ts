@@ -28,5 +28,9 @@ describe('the durable floor of the append benchmarks', () => {
     expect(lines.pop()).toBe('')
     expect(lines.map((l) => JSON.parse(l) as unknown).sort((a, b) => (a as { n: number }).n - (b as { n: number }).n)).toEqual(bodies)
     expect(lines.every((l) => !l.includes('\n') && !l.includes(' "'))).toBe(true) // one compact line each
+    // Only a number names a file: nothing is written outside the floor's directory.
+    const outside = await fetch(`${server.baseUrl}/files/..%2F..%2Fescaped`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    expect(outside.status).toBe(404)
+    expect(readdirSync(dir)).toEqual([root])
   }, 60_000)
 })
