@@ -14,7 +14,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCannon, type CannonConfig } from './lib/cannon.js'
+import { checkClean, runCannon, type CannonConfig } from './lib/cannon.js'
 import { createDurableSession, messageBody } from './lib/http.js'
 import { cpuSecondsOf, ROOT, startOurServer, startScriptServer, type ServerHandle } from './lib/processes.js'
 import { fmt, int, median, table } from './lib/stats.js'
@@ -73,7 +73,7 @@ export async function measureBounds (options: BoundsOptions): Promise<BoundsResu
     }
     const f: Fixture = { handles, sessions: { ours: await sessionsOf(handles.ours), oursNoIndex: await sessionsOf(handles.oursNoIndex) } }
     const results = Object.fromEntries(LOADS.map((l) => [l, Object.fromEntries(SERVERS.map((s) => [s, []]))])) as unknown as BoundsResults
-    for (const which of LOADS) for (const server of SERVERS) await runCannon(load(f, server, which, options.warmupS))
+    for (const which of LOADS) for (const server of SERVERS) checkClean(`${server}, ${which}, warm-up`, await runCannon(load(f, server, which, options.warmupS)))
     for (let round = 0; round < options.rounds; round++) {
       for (const which of LOADS) {
         // The order rotates, so no server always follows the same one.
@@ -82,9 +82,7 @@ export async function measureBounds (options: BoundsOptions): Promise<BoundsResu
           const pid = handles[server].child.pid
           const cpu0 = cpuSecondsOf(pid)
           const s = await runCannon(load(f, server, which, options.durationS))
-          if (s.non2xx !== 0 || s.errors !== 0 || s.timeouts !== 0 || s.mismatches !== 0) {
-            throw new Error(`${server}, ${which}: ${s.non2xx} non-2xx, ${s.errors} errors, ${s.timeouts} timeouts, ${s.mismatches} without persisted:true`)
-          }
+          checkClean(`${server}, ${which}`, s)
           results[which][server].push({ rps: s.rps, cores: (cpuSecondsOf(pid) - cpu0) / s.durationS })
           process.stderr.write(`bounds round ${round + 1} ${which} ${server}: ${int(s.rps)} req/s\n`)
         }

@@ -16,7 +16,7 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
+import { checkClean, runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
 import { bareBody } from './lib/bare-fastify.js'
 import { createDurableSession, json, messageBody } from './lib/http.js'
 import { cpuSecondsOf, ROOT, startOurServer, startScriptServer, type ServerHandle } from './lib/processes.js'
@@ -118,12 +118,6 @@ function load (f: Fixture, target: Target, durationS: number): CannonConfig {
 
 function serverOf (f: Fixture, t: Target): ServerHandle {
   return t === 'bare' ? f.bare : t === 'dsync100' ? f.dsync : t.startsWith('floor') ? f.floor : t.startsWith('ours') ? f.ours : t === 'peerBatch' ? f.peerB : f.peer
-}
-
-function checkClean (target: Target, s: CannonSummary): void {
-  if (s.non2xx !== 0 || s.errors !== 0 || s.timeouts !== 0 || s.mismatches !== 0) {
-    throw new Error(`${target}: ${s.non2xx} non-2xx, ${s.errors} errors, ${s.timeouts} timeouts, ${s.mismatches} bodies without persisted:true; statuses ${JSON.stringify(s.statuses)}`)
-  }
 }
 
 /** Entries of our sessions and appends of the peer's streams, read back after the loads. */

@@ -14,7 +14,7 @@ import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { migrate } from '../src/storage/postgres/migrate.js'
 import { createPool } from '../src/storage/postgres/pool.js'
-import { runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
+import { checkClean, runCannon, type CannonConfig, type CannonSummary } from './lib/cannon.js'
 import { writeDeepSession } from './lib/generate.js'
 import { createDurableSession, messageBody } from './lib/http.js'
 import { withDatabase } from './lib/pg-database.js'
@@ -64,12 +64,6 @@ function load (server: ServerHandle, sessions: string[], shape: Shape, durationS
     body: BODY,
     bodyIncludes: '"persisted":true',
     ...(shape === 'many' ? { paths: sessions.map(path) } : {}),
-  }
-}
-
-function checkClean (name: string, s: CannonSummary): void {
-  if (s.non2xx !== 0 || s.errors !== 0 || s.timeouts !== 0 || s.mismatches !== 0) {
-    throw new Error(`${name}: ${s.non2xx} non-2xx, ${s.errors} errors, ${s.timeouts} timeouts, ${s.mismatches} bodies without persisted:true; statuses ${JSON.stringify(s.statuses)}`)
   }
 }
 

@@ -48,3 +48,10 @@ export async function runCannon (config: CannonConfig): Promise<CannonSummary> {
     await child.stop()
   }
 }
+
+/** Throws unless every request of the load was answered 2xx, without errors or timeouts, with the body asked for. */
+export function checkClean (name: string, s: CannonSummary): void {
+  if (s.non2xx !== 0 || s.errors !== 0 || s.timeouts !== 0 || s.mismatches !== 0) {
+    throw new Error(`${name}: ${s.non2xx} non-2xx, ${s.errors} errors, ${s.timeouts} timeouts, ${s.mismatches} bodies without persisted:true; statuses ${JSON.stringify(s.statuses)}`)
+  }
+}

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runCannon } from '../../bench/lib/cannon.js'
+import { checkClean, runCannon, type CannonSummary } from '../../bench/lib/cannon.js'
 
 describe('bench load generator', () => {
   const server = createServer()
@@ -28,4 +28,17 @@ describe('bench load generator', () => {
     for (const path of paths) expect(seen.get(path) ?? 0, path).toBeGreaterThan(10)
     expect([...seen.keys()].sort()).toEqual([...paths].sort())
   }, 60_000)
+})
+
+describe('a clean load', () => {
+  const clean: CannonSummary = {
+    rps: 100, total: 500, ok: 500, p50: 1, p99: 2, non2xx: 0, errors: 0, timeouts: 0, mismatches: 0, durationS: 5, statuses: { 201: 500 }, clientCores: 0.5,
+  }
+
+  it('passes only when every request was answered 2xx with the body asked for', () => {
+    expect(() => { checkClean('load', clean) }).not.toThrow()
+    for (const fault of [{ non2xx: 1 }, { errors: 1 }, { timeouts: 1 }, { mismatches: 1 }]) {
+      expect(() => { checkClean('load', { ...clean, ...fault }) }).toThrow(/^load: /)
+    }
+  })
 })
